@@ -1,0 +1,383 @@
+//! The congestion-control interface.
+//!
+//! The trait is shaped like Linux's `struct tcp_congestion_ops` (include/net/tcp.h) so that a
+//! controller ported from `net/ipv4/tcp_*.c` keeps its structure, hooks and units:
+//!
+//! | Linux hook      | here                                  | called by the sender when                          |
+//! |-----------------|---------------------------------------|----------------------------------------------------|
+//! | `init`          | [`CongestionControl::init`]           | the connection starts                              |
+//! | `ssthresh`      | [`CongestionControl::ssthresh`]       | entering Recovery or Loss (RTO)                    |
+//! | `cong_avoid`    | [`CongestionControl::cong_avoid`]     | an ACK in Open/Disorder state (not model-based)     |
+//! | `set_state`     | [`CongestionControl::set_state`]      | the CA state changes                               |
+//! | `cwnd_event`    | [`CongestionControl::cwnd_event`]     | TX start after idle, loss (RTO), CWR complete      |
+//! | `pkts_acked`    | [`CongestionControl::pkts_acked`]     | an ACK acknowledges new data (with its RTT sample) |
+//! | `cong_control`  | [`CongestionControl::cong_control`]   | every ACK, with the delivery-rate sample           |
+//! | `undo_cwnd`     | [`CongestionControl::undo_cwnd`]      | a recovery is undone (not modelled yet)            |
+//!
+//! A controller that implements `cong_control` (returns `true`) owns `snd_cwnd` and
+//! `pacing_rate` entirely (BBR); otherwise the sender runs Linux's `tcp_cong_control()` logic:
+//! `cong_avoid` outside recovery and PRR (RFC 6937) inside it, and computes a pacing rate like
+//! `tcp_update_pacing_rate()` (200% of cwnd/srtt in slow start, 120% after).
+//!
+//! Units follow Linux: windows in packets, times in microseconds, rates in bytes per second.
+
+pub mod bbr;
+pub mod cubic;
+pub mod reno;
+
+use std::fmt;
+
+/// TCP congestion-avoidance states (Linux `enum tcp_ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open = 0,
+    Disorder = 1,
+    Cwr = 2,
+    Recovery = 3,
+    Loss = 4,
+}
+
+/// Events passed to [`CongestionControl::cwnd_event`] (Linux `enum tcp_ca_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packet is in flight (after idle).
+    TxStart,
+    /// Congestion window restart after idle (`tcp_cwnd_restart`).
+    CwndRestart,
+    /// End of a CWR period.
+    CompleteCwr,
+    /// Loss timeout (RTO).
+    Loss,
+}
+
+/// The fields of the connection a controller reads and writes: the subset of Linux
+/// `struct tcp_sock` / `struct sock` that the in-tree controllers touch.
+///
+/// Sequence numbers (`snd_una`, `snd_nxt`) are in segments (see crate docs).
+#[derive(Clone, Debug)]
+pub struct TcpState {
+    /// Current time, ns (Linux `tp->tcp_clock_cache`).
+    pub now_ns: u64,
+    /// Current time, us (Linux `tp->tcp_mstamp`).
+    pub now_us: u64,
+    /// Sender maximum segment size in bytes (`tp->mss_cache`).
+    pub mss: u32,
+    /// Congestion window in packets (`tp->snd_cwnd`).
+    pub snd_cwnd: u32,
+    /// Slow-start threshold in packets (`tp->snd_ssthresh`); `u32::MAX >> 1` = infinite.
+    pub snd_ssthresh: u32,
+    /// Linear-increase counter (`tp->snd_cwnd_cnt`).
+    pub snd_cwnd_cnt: u32,
+    /// Upper bound on cwnd (`tp->snd_cwnd_clamp`).
+    pub snd_cwnd_clamp: u32,
+    /// cwnd before the last reduction (`tp->prior_cwnd`), for undo.
+    pub prior_cwnd: u32,
+    /// Pacing rate in bytes per second (`sk->sk_pacing_rate`).
+    pub pacing_rate: u64,
+    /// Upper bound on the pacing rate (`sk->sk_max_pacing_rate`).
+    pub max_pacing_rate: u64,
+    /// Smoothed RTT in microseconds (plain; Linux stores it shifted left by 3). 0 = no sample yet.
+    pub srtt_us: u32,
+    /// Windowed minimum RTT in microseconds (`tcp_min_rtt()`); `u32::MAX` = none yet.
+    pub min_rtt_us: u32,
+    /// Segments sent and not yet cumulatively acknowledged (`tp->packets_out`).
+    pub packets_out: u32,
+    /// Segments SACKed (`tp->sacked_out`).
+    pub sacked_out: u32,
+    /// Segments marked lost (`tp->lost_out`).
+    pub lost_out: u32,
+    /// Retransmitted segments in flight (`tp->retrans_out`).
+    pub retrans_out: u32,
+    /// Total segments delivered (acked or sacked) (`tp->delivered`).
+    pub delivered: u64,
+    /// Time of the last `delivered` update, us (`tp->delivered_mstamp`).
+    pub delivered_mstamp_us: u64,
+    /// Total segments marked lost (`tp->lost`).
+    pub lost: u64,
+    /// Non-zero while app-limited: the `delivered` value at which the limit ends (`tp->app_limited`).
+    pub app_limited: u64,
+    /// Current CA state (`icsk->icsk_ca_state`).
+    pub ca_state: CaState,
+    /// Whether the sender was limited by cwnd recently (`tp->is_cwnd_limited`).
+    pub is_cwnd_limited: bool,
+    /// Highest packets_out seen in the current cwnd-limited window (`tp->max_packets_out`).
+    pub max_packets_out: u32,
+    /// First unacknowledged segment (`tp->snd_una`).
+    pub snd_una: u64,
+    /// Next segment to send for the first time (`tp->snd_nxt`).
+    pub snd_nxt: u64,
+    /// Time of the last data transmission, ns (`tp->lsndtime`).
+    pub lsndtime_ns: u64,
+}
+
+impl TcpState {
+    pub fn new(mss: u32, init_cwnd: u32) -> Self {
+        TcpState {
+            now_ns: 0,
+            now_us: 0,
+            mss,
+            snd_cwnd: init_cwnd,
+            snd_ssthresh: TCP_INFINITE_SSTHRESH,
+            snd_cwnd_cnt: 0,
+            snd_cwnd_clamp: u32::MAX >> 1,
+            prior_cwnd: 0,
+            pacing_rate: 0,
+            max_pacing_rate: u64::MAX,
+            srtt_us: 0,
+            min_rtt_us: u32::MAX,
+            packets_out: 0,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            delivered: 0,
+            delivered_mstamp_us: 0,
+            lost: 0,
+            app_limited: 0,
+            ca_state: CaState::Open,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            lsndtime_ns: 0,
+        }
+    }
+
+    /// Segments believed to be in the network (`tcp_packets_in_flight()`):
+    /// `packets_out - (sacked_out + lost_out) + retrans_out`.
+    pub fn packets_in_flight(&self) -> u32 {
+        (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// `tcp_in_slow_start()`.
+    pub fn in_slow_start(&self) -> bool {
+        self.snd_cwnd < self.snd_ssthresh
+    }
+
+    /// `tcp_is_cwnd_limited()`: in slow start, cwnd counts as limiting if we used at least
+    /// half of it; otherwise only if the last window was cwnd-limited.
+    pub fn is_cwnd_limited(&self) -> bool {
+        if self.in_slow_start() {
+            return self.snd_cwnd < 2 * self.max_packets_out;
+        }
+        self.is_cwnd_limited
+    }
+
+    /// Set cwnd, honouring the clamp (`tcp_snd_cwnd_set()`).
+    pub fn set_cwnd(&mut self, cwnd: u32) {
+        self.snd_cwnd = cwnd.min(self.snd_cwnd_clamp).max(1);
+    }
+}
+
+/// `TCP_INFINITE_SSTHRESH`.
+pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// Per-ACK sample for [`CongestionControl::pkts_acked`] (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    /// Segments newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub pkts_acked: u32,
+    /// RTT sample in us from this ACK, or -1 if none (e.g. only retransmissions acked).
+    pub rtt_us: i64,
+    /// Packets in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, net/ipv4/tcp_rate.c).
+#[derive(Clone, Copy, Debug)]
+pub struct RateSample {
+    /// `tp->delivered_mstamp` when the sampled packet was sent, us.
+    pub prior_mstamp_us: u64,
+    /// `tp->delivered` when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// Segments delivered over the interval; -1 = invalid sample.
+    pub delivered: i64,
+    /// Sample interval in us (max of send and ACK intervals); -1 = invalid.
+    pub interval_us: i64,
+    /// Send-side interval, us.
+    pub snd_interval_us: i64,
+    /// ACK-side interval, us.
+    pub rcv_interval_us: i64,
+    /// RTT of the most recently sent packet this ACK delivered, us; -1 = none.
+    pub rtt_us: i64,
+    /// Segments newly marked lost while processing this ACK.
+    pub losses: u32,
+    /// Segments newly delivered (acked or sacked) by this ACK.
+    pub acked_sacked: u32,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// Whether the sampled packet was sent while app-limited.
+    pub is_app_limited: bool,
+    /// Whether the sampled packet was a retransmission.
+    pub is_retrans: bool,
+    /// Whether the ACK was (probably) delayed by the receiver.
+    pub is_ack_delayed: bool,
+}
+
+impl Default for RateSample {
+    fn default() -> Self {
+        RateSample {
+            prior_mstamp_us: 0,
+            prior_delivered: 0,
+            delivered: -1,
+            interval_us: -1,
+            snd_interval_us: 0,
+            rcv_interval_us: 0,
+            rtt_us: -1,
+            losses: 0,
+            acked_sacked: 0,
+            prior_in_flight: 0,
+            is_app_limited: false,
+            is_retrans: false,
+            is_ack_delayed: false,
+        }
+    }
+}
+
+/// A congestion controller. See the module docs for when each hook runs.
+///
+/// Every method has a default except [`name`](Self::name) and [`ssthresh`](Self::ssthresh),
+/// as in Linux where `ssthresh` and `cong_avoid`-or-`cong_control` are mandatory.
+pub trait CongestionControl: Send {
+    /// Short name, as in `tcp_congestion_control` (`"reno"`, `"cubic"`, `"bbr"`).
+    fn name(&self) -> &'static str;
+
+    /// Connection start. May set the initial pacing rate, cwnd clamp, etc.
+    fn init(&mut self, _tp: &mut TcpState) {}
+
+    /// Return the slow-start threshold to use after a loss event.
+    fn ssthresh(&mut self, tp: &TcpState) -> u32;
+
+    /// Grow cwnd on an ACK that acknowledged `acked` new segments; `ack` is the new `snd_una`.
+    /// Only called for controllers without `cong_control`, in Open/Disorder state.
+    fn cong_avoid(&mut self, _tp: &mut TcpState, _ack: u64, _acked: u32) {}
+
+    /// The CA state is about to change to `new_state` (`tp.ca_state` still holds the old one).
+    fn set_state(&mut self, _tp: &mut TcpState, _new_state: CaState) {}
+
+    /// A congestion-window event.
+    fn cwnd_event(&mut self, _tp: &mut TcpState, _ev: CaEvent) {}
+
+    /// New data was acknowledged.
+    fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+
+    /// Model-based control on every ACK. Return `true` if this controller sets `snd_cwnd` and
+    /// `pacing_rate` itself (then the sender skips `cong_avoid`, PRR and its pacing formula).
+    fn cong_control(&mut self, _tp: &mut TcpState, _rs: &RateSample) -> bool {
+        false
+    }
+
+    /// cwnd to restore when a reduction turns out to be spurious.
+    fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
+        tp.snd_cwnd.max(tp.prior_cwnd)
+    }
+
+    /// Whether the controller needs the sender to pace (Linux: `sk_pacing_status =
+    /// SK_PACING_NEEDED`, which BBR requests so that TCP's internal pacing runs without sch_fq).
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+
+    /// Human-readable internal state for traces (e.g. `"STARTUP"`, `"PROBE_BW"`).
+    fn mode_name(&self) -> &'static str {
+        ""
+    }
+}
+
+/// Which controller to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcKind {
+    Reno,
+    Cubic,
+    Bbr,
+}
+
+impl CcKind {
+    pub const ALL: [CcKind; 3] = [CcKind::Reno, CcKind::Cubic, CcKind::Bbr];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Cubic => "cubic",
+            CcKind::Bbr => "bbr",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CcKind> {
+        match s {
+            "reno" | "newreno" => Some(CcKind::Reno),
+            "cubic" => Some(CcKind::Cubic),
+            "bbr" | "bbr1" | "bbrv1" => Some(CcKind::Bbr),
+            _ => None,
+        }
+    }
+
+    /// Build a controller. `seed` feeds any randomness the controller uses (BBR's random
+    /// PROBE_BW phase), so that runs are reproducible.
+    pub fn build(self, seed: u64) -> Box<dyn CongestionControl> {
+        match self {
+            CcKind::Reno => Box::new(reno::Reno::new()),
+            CcKind::Cubic => Box::new(cubic::Cubic::new()),
+            CcKind::Bbr => Box::new(bbr::Bbr::new(seed)),
+        }
+    }
+}
+
+impl fmt::Display for CcKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+// ---- Helpers shared by loss-based controllers (Linux net/ipv4/tcp_cong.c) ----
+
+/// Slow start (`tcp_slow_start()`): grow cwnd by `acked`, but not beyond ssthresh.
+/// Returns the leftover `acked` to be used for congestion avoidance.
+pub fn tcp_slow_start(tp: &mut TcpState, acked: u32) -> u32 {
+    let cwnd = (tp.snd_cwnd + acked).min(tp.snd_ssthresh);
+    let leftover = acked - (cwnd - tp.snd_cwnd).min(acked);
+    tp.snd_cwnd = cwnd.min(tp.snd_cwnd_clamp);
+    leftover
+}
+
+/// Additive increase (`tcp_cong_avoid_ai()`): +1 packet per `w` acked packets.
+pub fn tcp_cong_avoid_ai(tp: &mut TcpState, w: u32, acked: u32) {
+    let w = w.max(1);
+    // If credits accumulated at a higher w, apply them gently now.
+    if tp.snd_cwnd_cnt >= w {
+        tp.snd_cwnd_cnt = 0;
+        tp.snd_cwnd += 1;
+    }
+    tp.snd_cwnd_cnt += acked;
+    if tp.snd_cwnd_cnt >= w {
+        let delta = tp.snd_cwnd_cnt / w;
+        tp.snd_cwnd_cnt -= delta * w;
+        tp.snd_cwnd += delta;
+    }
+    tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
+}
+
+/// Reno's multiplicative decrease (`tcp_reno_ssthresh()`): half the window, at least 2.
+pub fn tcp_reno_ssthresh(tp: &TcpState) -> u32 {
+    (tp.snd_cwnd >> 1).max(2)
+}
+
+/// A small deterministic PRNG (SplitMix64) for controllers that need randomness.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform integer in `[0, n)` (`get_random_u32_below`).
+    pub fn below(&mut self, n: u32) -> u32 {
+        ((self.next_u64() >> 32) * n as u64 >> 32) as u32
+    }
+}
