@@ -1,1 +1,63 @@
-//! (being written)
+//! What travels between the two ends: data segments one way, ACKs the other.
+
+use crate::Nanos;
+
+/// Bytes of IPv4 + TCP header (with the timestamp option) on every packet; with the default
+/// MSS of 1448 a full segment is a 1500-byte IP packet.
+pub const HEADER_BYTES: u32 = 52;
+
+/// Maximum SACK blocks per ACK. Linux fits 4 blocks in the TCP option space, or 3 when the
+/// timestamp option is on (the default), which this model assumes.
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// A data segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Segment number (see crate docs: sequence numbers count segments).
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Whether this is a retransmission.
+    pub retrans: bool,
+    /// Sender's clock when sent.
+    pub sent_ns: Nanos,
+}
+
+impl Segment {
+    /// Size on the wire (IP packet) in bytes.
+    pub fn wire_len(&self) -> u32 {
+        self.len + HEADER_BYTES
+    }
+}
+
+/// A SACK block: segments `[start, end)` received out of order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// An acknowledgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ack {
+    /// Next segment expected in order (everything below has arrived).
+    pub cum: u64,
+    /// SACK blocks, most recent first; only the first `n_sack` are valid.
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    pub n_sack: u8,
+    /// Whether the receiver held this ACK back (delayed-ACK timer or second segment).
+    pub delayed: bool,
+    /// Whether the segment that triggered this ACK was a duplicate (a D-SACK, RFC 2883).
+    pub dsack: bool,
+}
+
+impl Ack {
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack[..self.n_sack as usize]
+    }
+
+    /// Size on the wire in bytes (header + 8 bytes per SACK block + 4 bytes of SACK option header).
+    pub fn wire_len(&self) -> u32 {
+        HEADER_BYTES + if self.n_sack > 0 { 4 + 8 * self.n_sack as u32 } else { 0 }
+    }
+}

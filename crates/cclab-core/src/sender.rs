@@ -1,1 +1,849 @@
-//! (being written)
+//! The sending end of a TCP connection, sans IO.
+//!
+//! The driver (simulator or transport) calls:
+//! - [`Sender::poll_transmit`] until it returns `None`, to get the segments to put on the wire;
+//! - [`Sender::on_ack`] when an ACK arrives;
+//! - [`Sender::on_timeout`] at [`Sender::next_timeout`] (retransmission, tail-loss probe,
+//!   RACK reordering timer, or the pacing release time).
+//!
+//! What happens on an ACK follows the order of Linux `tcp_ack()` (net/ipv4/tcp_input.c):
+//! 1. SACK blocks mark segments delivered ("sacktag"), then the cumulative ACK frees the
+//!    segments below it; each newly delivered segment feeds the delivery-rate sampler
+//!    ([`crate::rate`]) and RACK's "most recently delivered transmission".
+//! 2. RTT: the oldest newly acknowledged never-retransmitted segment updates srtt/rttvar
+//!    (Karn's rule; Linux would also use TCP timestamps for retransmissions, which this model
+//!    does not carry); the most recently sent one updates min RTT and the rate sample's RTT.
+//! 3. Loss detection with RACK (RFC 8985): a segment is lost once a segment sent after it was
+//!    delivered and it has been outstanding for RACK.rtt + reo_wnd. reo_wnd is min_rtt/4,
+//!    or 0 once three segments are SACKed or during recovery (Linux `tcp_rack_reo_wnd()`, no
+//!    reordering having been seen). Outstanding transmissions sit in a queue ordered by send
+//!    time, so detection costs O(1) amortised per segment, whatever the window.
+//! 4. The CA state machine (a subset of `tcp_fastretrans_alert()`): Open, Disorder (SACKs,
+//!    no loss), Recovery (fast recovery until everything outstanding at its start is
+//!    acknowledged: NewReno's `high_seq`, RFC 6582), Loss (after an RTO), CWR (a tail-loss
+//!    probe repaired a loss).
+//! 5. Congestion control as `tcp_cong_control()`: the controller's `cong_control` if it has
+//!    one (BBR); else PRR (RFC 6937, `tcp_cwnd_reduction()`) during Recovery/CWR and
+//!    `cong_avoid` otherwise, then the default pacing rate (`tcp_update_pacing_rate()`).
+//!
+//! Pacing: a controller that asks for it (BBR) is paced like Linux's internal TCP pacing:
+//! each segment pushes the next departure time forward by len / pacing_rate ("earliest
+//! departure time"). Loss-based controllers are not paced by default, as in Linux without
+//! the fq qdisc; [`SenderConfig::pacing`] can force either way.
+//!
+//! Tail-loss probes (RFC 8985 section 7, `tcp_schedule_loss_probe()`): in Open state, a probe
+//! fires after 2*srtt (+ 200 ms if one segment is outstanding) without an ACK; it sends new
+//! data if there is any, else retransmits the last segment. If the probe's ACK shows it
+//! repaired a loss (no D-SACK), the window is reduced as for a loss (Linux
+//! `tcp_process_tlp_ack()`).
+//!
+//! Not modelled (documented differences from Linux): F-RTO and DSACK/timestamp-based undo of
+//! spurious recoveries, receive-window and socket-buffer limits (the receiver buffer is
+//! unbounded), TSO/GSO bursts (pacing is per segment), slow-start-after-idle cwnd restart.
+
+use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpState};
+use crate::packet::{Ack, Segment};
+use crate::rangeset::RangeSet;
+use crate::rate::{RateSampler, TxRecord};
+use crate::rtt::{RttEstimator, RTO_MIN};
+use crate::{Nanos, NS_PER_SEC};
+use std::collections::{BTreeSet, VecDeque};
+
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ=1000), added to the TLP timeout.
+const TLP_TIMEOUT_MIN: Nanos = 2_000_000;
+/// SACKed segments before RACK's reordering window closes (`tp->reordering` default).
+const DUPTHRESH: u32 = 3;
+
+#[derive(Clone, Debug)]
+pub struct SenderConfig {
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Initial congestion window in segments.
+    pub init_cwnd: u32,
+    /// Total bytes to send, `None` for an unlimited (bulk) transfer.
+    pub size: Option<u64>,
+    /// Force pacing on or off; `None` = as the controller asks (`needs_pacing`).
+    pub pacing: Option<bool>,
+}
+
+impl Default for SenderConfig {
+    fn default() -> Self {
+        SenderConfig { mss: 1448, init_cwnd: 10, size: None, pacing: None }
+    }
+}
+
+/// Counters a driver can report.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments transmitted, including retransmissions.
+    pub segments_sent: u64,
+    /// Retransmitted segments (fast, RTO and probe retransmissions).
+    pub retransmits: u64,
+    /// Payload bytes transmitted, including retransmissions.
+    pub bytes_sent: u64,
+    pub rto_count: u64,
+    pub tlp_count: u64,
+    pub recoveries: u64,
+}
+
+/// What one ACK changed, for the driver's bookkeeping.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckOutcome {
+    /// RTT of the most recently sent segment this ACK newly delivered (never retransmitted).
+    pub rtt_sample: Option<Nanos>,
+    /// Segments newly delivered (acked or sacked).
+    pub delivered: u32,
+    /// Segments newly marked lost.
+    pub lost: u32,
+}
+
+const F_SACKED: u8 = 1;
+const F_LOST: u8 = 2;
+/// A retransmission of this segment is in flight (Linux `TCPCB_SACKED_RETRANS`).
+const F_RETRANS: u8 = 4;
+/// This segment was retransmitted at least once (Linux `TCPCB_EVER_RETRANS`).
+const F_EVER_RETRANS: u8 = 8;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    rec: TxRecord,
+    sent_ns: Nanos,
+    flags: u8,
+    /// Transmission count, to recognise stale entries in the RACK queue.
+    gen: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Rack {
+    /// Send time and end sequence of the most recently sent delivered transmission.
+    xmit_ns: Nanos,
+    end_seq: u64,
+    /// RTT of that transmission.
+    rtt_ns: Nanos,
+    valid: bool,
+}
+
+pub struct Sender {
+    cfg: SenderConfig,
+    tp: TcpState,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    rate: RateSampler,
+    pacing: bool,
+    total_segs: Option<u64>,
+    /// Per-segment state for `snd_una..snd_nxt`.
+    segs: VecDeque<Seg>,
+    sacked: RangeSet,
+    /// Lost segments waiting for retransmission, retransmitted lowest first.
+    lost_pending: BTreeSet<u64>,
+    /// Live transmissions in send order: (send time, seq, gen).
+    rack_q: VecDeque<(Nanos, u64, u32)>,
+    rack: Rack,
+    high_seq: u64,
+    prr_delivered: u32,
+    prr_out: u32,
+    cwnd_usage_seq: u64,
+    next_send_ns: Nanos,
+    rto_deadline: Option<Nanos>,
+    tlp_deadline: Option<Nanos>,
+    rack_deadline: Option<Nanos>,
+    /// `snd_nxt` when the outstanding tail-loss probe was sent.
+    tlp_high_seq: Option<u64>,
+    tlp_retrans: bool,
+    /// A probe sent by the TLP timer, handed out by the next `poll_transmit`.
+    pending_probe: Option<Segment>,
+    /// Whether the controller owns cwnd (its `cong_control` returned true).
+    model_based: bool,
+    started: bool,
+    stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
+        let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
+        let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
+        Sender {
+            cfg,
+            tp,
+            cc,
+            rtt: RttEstimator::new(),
+            rate: RateSampler::new(),
+            pacing,
+            total_segs,
+            segs: VecDeque::new(),
+            sacked: RangeSet::new(),
+            lost_pending: BTreeSet::new(),
+            rack_q: VecDeque::new(),
+            rack: Rack::default(),
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            cwnd_usage_seq: 0,
+            next_send_ns: 0,
+            rto_deadline: None,
+            tlp_deadline: None,
+            rack_deadline: None,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            pending_probe: None,
+            model_based: false,
+            started: false,
+            stats: SenderStats::default(),
+        }
+    }
+
+    // ---------------------------------------------------------------- accessors
+
+    /// The connection state shared with the controller (cwnd, inflight counters, ...).
+    pub fn tcp(&self) -> &TcpState {
+        &self.tp
+    }
+    pub fn stats(&self) -> &SenderStats {
+        &self.stats
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn cc_mode(&self) -> &'static str {
+        self.cc.mode_name()
+    }
+    pub fn is_paced(&self) -> bool {
+        self.pacing
+    }
+    /// Latest delivery-rate sample in bits per second (Linux `tcpi_delivery_rate`).
+    pub fn delivery_rate_bps(&self) -> f64 {
+        self.rate.delivery_rate_bps(self.cfg.mss)
+    }
+    /// Whether a sized transfer has been fully acknowledged.
+    pub fn is_done(&self) -> bool {
+        matches!(self.total_segs, Some(t) if self.tp.snd_una >= t)
+    }
+    /// Pacing rate in bits per second (0 if unpaced and not computed yet).
+    pub fn pacing_rate_bps(&self) -> f64 {
+        if self.tp.pacing_rate == u64::MAX {
+            0.0
+        } else {
+            self.tp.pacing_rate as f64 * 8.0
+        }
+    }
+
+    fn set_now(&mut self, now: Nanos) {
+        self.tp.now_ns = now;
+        // +1 so that no timestamp is 0, which the rate sampler reserves for "none".
+        self.tp.now_us = now / 1000 + 1;
+        if !self.started {
+            self.started = true;
+            self.tp.pacing_rate = u64::MAX;
+            self.cc.init(&mut self.tp);
+        }
+    }
+
+    fn seg_len(&self, seq: u64) -> u32 {
+        match self.cfg.size {
+            Some(size) => {
+                let start = seq * self.cfg.mss as u64;
+                (size - start).min(self.cfg.mss as u64) as u32
+            }
+            None => self.cfg.mss,
+        }
+    }
+
+    fn has_new_data(&self) -> bool {
+        match self.total_segs {
+            Some(t) => self.tp.snd_nxt < t,
+            None => true,
+        }
+    }
+
+    fn idx(&self, seq: u64) -> usize {
+        (seq - self.tp.snd_una) as usize
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /// The next segment to put on the wire now, if cwnd, pacing and data allow.
+    pub fn poll_transmit(&mut self, now: Nanos) -> Option<Segment> {
+        self.set_now(now);
+        if let Some(p) = self.pending_probe.take() {
+            return Some(p);
+        }
+        let have_retrans = !self.lost_pending.is_empty();
+        if !have_retrans && !self.has_new_data() {
+            self.check_app_limited();
+            return None;
+        }
+        if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
+            self.cwnd_validate(true);
+            return None;
+        }
+        if self.pacing && now < self.next_send_ns {
+            return None;
+        }
+        let seg = if let Some(seq) = self.lost_pending.pop_first() {
+            self.transmit(seq, now, true)
+        } else {
+            let seq = self.tp.snd_nxt;
+            self.transmit(seq, now, false)
+        };
+        let limited = self.tp.packets_in_flight() >= self.tp.snd_cwnd;
+        self.cwnd_validate(limited);
+        if self.tp.ca_state == CaState::Open && !seg.retrans {
+            self.schedule_loss_probe(now);
+        }
+        Some(seg)
+    }
+
+    /// Send segment `seq` (a retransmission if `retrans`, else the next new one).
+    fn transmit(&mut self, seq: u64, now: Nanos, retrans: bool) -> Segment {
+        if self.tp.packets_in_flight() == 0 {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        let now_us = self.tp.now_us;
+        let rec = self.rate.on_sent(&mut self.tp, now_us, retrans);
+        let len = self.seg_len(seq);
+        if retrans {
+            let i = self.idx(seq);
+            let s = &mut self.segs[i];
+            debug_assert!(s.flags & F_SACKED == 0);
+            s.rec = rec;
+            s.sent_ns = now;
+            s.gen = s.gen.wrapping_add(1);
+            if s.flags & F_RETRANS == 0 {
+                s.flags |= F_RETRANS;
+                self.tp.retrans_out += 1;
+            }
+            s.flags |= F_EVER_RETRANS;
+            let gen = s.gen;
+            self.rack_q.push_back((now, seq, gen));
+            self.stats.retransmits += 1;
+        } else {
+            debug_assert_eq!(seq, self.tp.snd_nxt);
+            self.segs.push_back(Seg { rec, sent_ns: now, flags: 0, gen: 0 });
+            self.rack_q.push_back((now, seq, 0));
+            self.tp.snd_nxt += 1;
+            self.tp.packets_out += 1;
+        }
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += 1;
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        self.tp.lsndtime_ns = now;
+        if self.pacing && self.tp.pacing_rate > 0 && self.tp.pacing_rate != u64::MAX {
+            let len_ns = (len as u64 * NS_PER_SEC) / self.tp.pacing_rate;
+            self.next_send_ns = self.next_send_ns.max(now) + len_ns;
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        Segment { seq, len, retrans, sent_ns: now }
+    }
+
+    /// `tcp_rate_check_app_limited()`: the application has nothing more to send.
+    fn check_app_limited(&mut self) {
+        let tp = &mut self.tp;
+        if tp.packets_in_flight() < tp.snd_cwnd && tp.lost_out <= tp.retrans_out {
+            let v = tp.delivered + tp.packets_in_flight() as u64;
+            tp.app_limited = v.max(1);
+        }
+    }
+
+    /// `tcp_cwnd_validate()`: remember whether the last window was cwnd-limited.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let tp = &mut self.tp;
+        if tp.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out)
+        {
+            tp.is_cwnd_limited = is_cwnd_limited;
+            tp.max_packets_out = tp.packets_out;
+            self.cwnd_usage_seq = tp.snd_nxt;
+        }
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// The earliest time the sender wants to be called back ([`Self::on_timeout`] or
+    /// [`Self::poll_transmit`] for the pacing release).
+    pub fn next_timeout(&self) -> Option<Nanos> {
+        let mut t = [self.rto_deadline, self.tlp_deadline, self.rack_deadline]
+            .into_iter()
+            .flatten()
+            .min();
+        if self.pacing
+            && (!self.lost_pending.is_empty() || self.has_new_data())
+            && self.tp.packets_in_flight() < self.tp.snd_cwnd
+        {
+            t = Some(t.map_or(self.next_send_ns, |x| x.min(self.next_send_ns)));
+        }
+        t
+    }
+
+    /// Handle whichever timers have expired at `now`.
+    pub fn on_timeout(&mut self, now: Nanos) {
+        self.set_now(now);
+        if matches!(self.rack_deadline, Some(t) if t <= now) {
+            self.rack_deadline = None;
+            let lost_before = self.tp.lost;
+            self.rack_detect_loss(now);
+            if self.tp.lost > lost_before && self.tp.ca_state < CaState::Recovery {
+                self.enter_recovery();
+                if !self.cc_is_model_based() {
+                    let lost = (self.tp.lost - lost_before) as u32;
+                    self.prr(1, lost, false);
+                }
+            }
+        }
+        if matches!(self.tlp_deadline, Some(t) if t <= now) {
+            self.tlp_deadline = None;
+            self.send_loss_probe(now);
+        }
+        if matches!(self.rto_deadline, Some(t) if t <= now) {
+            self.rto_deadline = None;
+            self.on_rto(now);
+        }
+    }
+
+    fn cc_is_model_based(&self) -> bool {
+        self.model_based
+    }
+
+    /// `tcp_schedule_loss_probe()`.
+    fn schedule_loss_probe(&mut self, now: Nanos) {
+        if self.tp.packets_out == 0
+            || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+            || self.tlp_high_seq.is_some()
+        {
+            self.tlp_deadline = None;
+            return;
+        }
+        let mut timeout = if self.rtt.has_sample() {
+            let two_srtt = 2 * self.rtt.srtt();
+            if self.tp.packets_out == 1 {
+                two_srtt + RTO_MIN
+            } else {
+                two_srtt + TLP_TIMEOUT_MIN
+            }
+        } else {
+            crate::rtt::RTO_INIT
+        };
+        if let Some(rto) = self.rto_deadline {
+            timeout = timeout.min(rto.saturating_sub(now));
+        }
+        self.tlp_deadline = Some(now + timeout);
+    }
+
+    /// `tcp_send_loss_probe()`.
+    fn send_loss_probe(&mut self, now: Nanos) {
+        if self.tp.packets_out == 0 || self.tlp_high_seq.is_some() {
+            return;
+        }
+        let probe = if self.has_new_data() {
+            let seq = self.tp.snd_nxt;
+            Some(self.transmit(seq, now, false))
+        } else {
+            let last = self.tp.snd_nxt - 1;
+            let i = self.idx(last);
+            if self.segs[i].flags & F_SACKED == 0 {
+                if self.segs[i].flags & F_LOST != 0 {
+                    self.lost_pending.remove(&last);
+                }
+                Some(self.transmit(last, now, true))
+            } else {
+                None
+            }
+        };
+        if let Some(seg) = probe {
+            self.stats.tlp_count += 1;
+            self.tlp_high_seq = Some(self.tp.snd_nxt);
+            self.tlp_retrans = seg.retrans;
+            self.pending_probe = Some(seg);
+        }
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// Retransmission timeout (`tcp_retransmit_timer()` + `tcp_enter_loss()`).
+    fn on_rto(&mut self, now: Nanos) {
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        if self.tp.ca_state <= CaState::Disorder || self.tp.snd_una >= self.high_seq {
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        // Mark the head lost, and every other segment that has been out for longer than
+        // RACK.rtt (`tcp_timeout_mark_lost()`); recently sent ones get a chance to arrive.
+        let una = self.tp.snd_una;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.flags & F_SACKED != 0 {
+                continue;
+            }
+            let recent = self.rack.valid && now.saturating_sub(s.sent_ns) < self.rack.rtt_ns;
+            if i == 0 || !recent {
+                self.mark_lost(una + i as u64);
+            }
+        }
+        let cwnd = self.tp.packets_in_flight() + 1;
+        self.tp.set_cwnd(cwnd);
+        self.tp.snd_cwnd_cnt = 0;
+        self.high_seq = self.tp.snd_nxt;
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
+        self.rack_deadline = None;
+        self.set_ca_state(CaState::Loss);
+        self.rtt.backoff();
+        self.rto_deadline = Some(now + self.rtt.rto());
+        // The retransmission goes out at once, whatever the pacing schedule.
+        self.next_send_ns = now;
+    }
+
+    // ---------------------------------------------------------------- ACK processing
+
+    /// Process an ACK arriving at `now`.
+    pub fn on_ack(&mut self, now: Nanos, ack: &Ack) -> AckOutcome {
+        self.set_now(now);
+        let mut out = AckOutcome::default();
+        if ack.cum > self.tp.snd_nxt {
+            return out; // acknowledges data never sent: ignore
+        }
+        let prior_in_flight = self.tp.packets_in_flight();
+        let prior_una = self.tp.snd_una;
+        let lost_before = self.tp.lost;
+        let mut rs = RateSample { prior_in_flight, is_ack_delayed: ack.delayed, ..RateSample::default() };
+        let mut acc = DeliveryAcc::default();
+
+        // 1a. SACK blocks.
+        for b in ack.sack_blocks() {
+            let start = b.start.max(ack.cum).max(self.tp.snd_una);
+            let end = b.end.min(self.tp.snd_nxt);
+            if start >= end {
+                continue;
+            }
+            let mut newly: Vec<std::ops::Range<u64>> = Vec::new();
+            self.sacked.insert_with(start..end, |r| newly.push(r));
+            for r in newly {
+                for seq in r {
+                    self.deliver(seq, true, now, &mut rs, &mut acc);
+                }
+            }
+        }
+        // 1b. Cumulative ACK.
+        let mut acked_cum = 0u32;
+        if ack.cum > self.tp.snd_una {
+            for seq in self.tp.snd_una..ack.cum {
+                let i = self.idx(seq);
+                if self.segs[i].flags & F_SACKED == 0 {
+                    self.deliver(seq, false, now, &mut rs, &mut acc);
+                }
+                let s = self.segs[i];
+                if s.flags & F_SACKED != 0 {
+                    self.tp.sacked_out -= 1;
+                }
+                acked_cum += 1;
+            }
+            let n = (ack.cum - self.tp.snd_una) as usize;
+            self.segs.drain(..n);
+            self.tp.snd_una = ack.cum;
+            self.tp.packets_out = (self.tp.snd_nxt - self.tp.snd_una) as u32;
+            self.sacked.remove_below(ack.cum);
+            if self.lost_pending.first().is_some_and(|&s| s < ack.cum) {
+                self.lost_pending = self.lost_pending.split_off(&ack.cum);
+            }
+        }
+        let una_advanced = self.tp.snd_una > prior_una;
+
+        // 2. RTT.
+        if let Some(s) = acc.seq_rtt.or(acc.sack_rtt) {
+            self.rtt.on_sample(now, s);
+            self.tp.srtt_us = (self.rtt.srtt() / 1000).max(1) as u32;
+        }
+        if let Some(ca) = acc.ca_rtt {
+            self.rtt.on_min_sample(now, ca);
+            self.tp.min_rtt_us = self.rtt.min_rtt_us();
+            rs.rtt_us = (ca / 1000) as i64;
+            out.rtt_sample = Some(ca);
+        }
+        if una_advanced {
+            self.rtt.reset_backoff();
+            self.rto_deadline = if self.tp.packets_out > 0 { Some(now + self.rtt.rto()) } else { None };
+        }
+
+        // End of a tail-loss-probe episode (`tcp_process_tlp_ack()`).
+        if let Some(h) = self.tlp_high_seq {
+            if ack.cum >= h {
+                self.tlp_high_seq = None;
+                if self.tlp_retrans && !ack.dsack && self.tp.ca_state == CaState::Open {
+                    // The probe repaired a loss: reduce the window once.
+                    self.init_cwnd_reduction();
+                    self.set_ca_state(CaState::Cwr);
+                    self.end_cwnd_reduction();
+                    self.set_ca_state(CaState::Open);
+                }
+            }
+        }
+
+        // 3. Loss detection and 4. state machine.
+        if self.tp.ca_state != CaState::Open || self.tp.sacked_out > 0 || self.tp.lost_out > 0 {
+            self.fastretrans_alert(now);
+        }
+        let newly_lost = (self.tp.lost - lost_before) as u32;
+
+        // 5. Rate sample and congestion control.
+        self.rate.generate(&mut self.tp, acc.delivered, newly_lost, &mut rs);
+        if acc.delivered > 0 {
+            let sample = AckSample {
+                pkts_acked: acked_cum,
+                rtt_us: acc.ca_rtt.map_or(-1, |r| (r / 1000) as i64),
+                in_flight: prior_in_flight,
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
+        self.cong_control(&rs, acc.delivered, newly_lost, una_advanced);
+
+        if self.tp.ca_state == CaState::Open {
+            self.schedule_loss_probe(now);
+        }
+        out.delivered = acc.delivered;
+        out.lost = newly_lost;
+        out
+    }
+
+    /// One segment is newly delivered (SACKed, or cumulatively ACKed without a prior SACK).
+    fn deliver(&mut self, seq: u64, via_sack: bool, now: Nanos, rs: &mut RateSample, acc: &mut DeliveryAcc) {
+        let i = self.idx(seq);
+        let s = &mut self.segs[i];
+        self.tp.delivered += 1;
+        acc.delivered += 1;
+        if s.flags & F_LOST != 0 {
+            self.tp.lost_out -= 1;
+            if s.flags & F_RETRANS == 0 {
+                self.lost_pending.remove(&seq);
+            }
+        }
+        if s.flags & F_RETRANS != 0 {
+            self.tp.retrans_out -= 1;
+        }
+        s.flags &= !(F_LOST | F_RETRANS);
+        if via_sack {
+            s.flags |= F_SACKED;
+            self.tp.sacked_out += 1;
+        }
+        self.rate.on_delivered(&mut s.rec, seq + 1, rs);
+        let rtt = now.saturating_sub(s.sent_ns);
+        let sent = s.sent_ns;
+        if s.flags & F_EVER_RETRANS == 0 {
+            if via_sack {
+                acc.sack_rtt.get_or_insert(rtt);
+            } else {
+                acc.seq_rtt.get_or_insert(rtt);
+            }
+            if acc.ca_sent.map_or(true, |t| sent >= t) {
+                acc.ca_sent = Some(sent);
+                acc.ca_rtt = Some(rtt);
+            }
+        }
+        // RACK: remember the most recently sent delivered transmission (`tcp_rack_advance()`);
+        // a retransmission acknowledged faster than min RTT was probably spurious: skip it.
+        let min_rtt_ns = self.rtt.min_rtt_us() as u64 * 1000;
+        if s.flags & F_EVER_RETRANS != 0 && self.rtt.min_rtt_us() != u32::MAX && rtt < min_rtt_ns {
+            return;
+        }
+        if !self.rack.valid || sent > self.rack.xmit_ns || (sent == self.rack.xmit_ns && seq + 1 > self.rack.end_seq) {
+            self.rack.xmit_ns = sent;
+            self.rack.end_seq = seq + 1;
+            self.rack.rtt_ns = rtt;
+            self.rack.valid = true;
+        }
+    }
+
+    /// Mark `seq` lost (`tcp_mark_skb_lost()`); it joins the retransmission queue.
+    fn mark_lost(&mut self, seq: u64) {
+        let i = self.idx(seq);
+        let s = &mut self.segs[i];
+        if s.flags & F_SACKED != 0 {
+            return;
+        }
+        if s.flags & F_LOST != 0 {
+            if s.flags & F_RETRANS == 0 {
+                return; // already waiting for retransmission
+            }
+            s.flags &= !F_RETRANS;
+            self.tp.retrans_out -= 1;
+        } else {
+            s.flags |= F_LOST;
+            self.tp.lost_out += 1;
+        }
+        self.tp.lost += 1;
+        self.lost_pending.insert(seq);
+    }
+
+    /// RACK reordering window (`tcp_rack_reo_wnd()`, no reordering observed).
+    fn rack_reo_wnd(&self) -> Nanos {
+        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= DUPTHRESH {
+            return 0;
+        }
+        let min_rtt = self.rtt.min_rtt_us();
+        if min_rtt == u32::MAX {
+            return 0;
+        }
+        (min_rtt as u64 * 1000 / 4).min(self.rtt.srtt())
+    }
+
+    /// RACK loss detection (`tcp_rack_detect_loss()`), walking transmissions oldest first.
+    fn rack_detect_loss(&mut self, now: Nanos) {
+        if !self.rack.valid {
+            return;
+        }
+        let reo_wnd = self.rack_reo_wnd();
+        while let Some(&(sent, seq, gen)) = self.rack_q.front() {
+            if seq < self.tp.snd_una {
+                self.rack_q.pop_front();
+                continue;
+            }
+            let s = self.segs[self.idx(seq)];
+            let stale = s.gen != gen
+                || s.flags & F_SACKED != 0
+                || (s.flags & F_LOST != 0 && s.flags & F_RETRANS == 0);
+            if stale {
+                self.rack_q.pop_front();
+                continue;
+            }
+            let before_rack = sent < self.rack.xmit_ns || (sent == self.rack.xmit_ns && seq + 1 < self.rack.end_seq);
+            if !before_rack {
+                break;
+            }
+            let deadline = sent + self.rack.rtt_ns + reo_wnd;
+            if deadline <= now {
+                self.mark_lost(seq);
+                self.rack_q.pop_front();
+            } else {
+                self.rack_deadline = Some(deadline);
+                break;
+            }
+        }
+    }
+
+    fn set_ca_state(&mut self, s: CaState) {
+        if self.tp.ca_state != s {
+            self.cc.set_state(&mut self.tp, s);
+            self.tp.ca_state = s;
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction()`.
+    fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.tp.snd_nxt;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+    }
+
+    /// `tcp_end_cwnd_reduction()`.
+    fn end_cwnd_reduction(&mut self) {
+        if self.cc_is_model_based() {
+            return;
+        }
+        if self.tp.snd_ssthresh < crate::cc::TCP_INFINITE_SSTHRESH {
+            self.tp.set_cwnd(self.tp.snd_ssthresh);
+        }
+    }
+
+    fn enter_recovery(&mut self) {
+        self.stats.recoveries += 1;
+        self.init_cwnd_reduction();
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// The part of `tcp_fastretrans_alert()` this model needs.
+    fn fastretrans_alert(&mut self, now: Nanos) {
+        // Leave Recovery/Loss/CWR once everything outstanding at its start is acknowledged.
+        match self.tp.ca_state {
+            CaState::Recovery | CaState::Cwr if self.tp.snd_una >= self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_ca_state(CaState::Open);
+            }
+            CaState::Loss if self.tp.snd_una >= self.high_seq => {
+                self.set_ca_state(CaState::Open);
+            }
+            _ => {}
+        }
+        self.rack_detect_loss(now);
+        if self.tp.lost_out > 0 && self.tp.ca_state < CaState::Recovery {
+            self.enter_recovery();
+        }
+        match self.tp.ca_state {
+            CaState::Open if self.tp.sacked_out > 0 => self.set_ca_state(CaState::Disorder),
+            CaState::Disorder if self.tp.sacked_out == 0 && self.tp.lost_out == 0 => self.set_ca_state(CaState::Open),
+            _ => {}
+        }
+    }
+
+    /// `tcp_cong_control()`.
+    fn cong_control(&mut self, rs: &RateSample, acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        self.model_based = self.cc.cong_control(&mut self.tp, rs);
+        if self.model_based {
+            return;
+        }
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr(acked_sacked, newly_lost, una_advanced);
+        } else if una_advanced {
+            let ack = self.tp.snd_una;
+            self.cc.cong_avoid(&mut self.tp, ack, acked_sacked);
+        }
+        self.update_pacing_rate();
+    }
+
+    /// Proportional rate reduction (RFC 6937, `tcp_cwnd_reduction()`).
+    fn prr(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_acked_sacked;
+        let inflight = self.tp.packets_in_flight() as i64;
+        let delta = self.tp.snd_ssthresh as i64 - inflight;
+        let mut sndcnt: i64 = if delta < 0 {
+            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            let mut n = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(delta)
+        };
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.set_cwnd((inflight + sndcnt).max(1) as u32);
+    }
+
+    /// `tcp_update_pacing_rate()`: 200% of cwnd/srtt in slow start, 120% after.
+    fn update_pacing_rate(&mut self) {
+        let tp = &mut self.tp;
+        if tp.srtt_us == 0 {
+            return;
+        }
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let pkts = tp.snd_cwnd.max(tp.packets_out) as u64;
+        let rate = tp.mss as u64 * 1_000_000 * ratio / 100 * pkts / tp.srtt_us as u64;
+        tp.pacing_rate = rate.min(tp.max_pacing_rate);
+    }
+}
+
+#[derive(Default)]
+struct DeliveryAcc {
+    delivered: u32,
+    seq_rtt: Option<Nanos>,
+    sack_rtt: Option<Nanos>,
+    ca_rtt: Option<Nanos>,
+    ca_sent: Option<Nanos>,
+}
