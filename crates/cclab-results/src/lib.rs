@@ -1,1 +1,135 @@
-//! (being written)
+//! # cclab-results: one schema for every backend
+//!
+//! A results document ([`ResultsDoc`]) holds one [`RunResult`] per matrix point (and seed):
+//! per-flow records, the bottleneck's record, Jain's fairness index, and optional time series.
+//! Field names carry their unit (`_bps`, `_ms`, `_s`); values are SI. This layout is an
+//! interface contract (issue #2): fields may be added, never renamed or removed.
+//!
+//! Also here: [`Histogram`] (bounded-memory percentiles) and [`jain`].
+
+mod histogram;
+mod series;
+
+pub use histogram::Histogram;
+pub use series::{FlowSeries, TimeSeries};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Version string written into every document.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResultsDoc {
+    /// cclab version that produced the document.
+    pub cclab: String,
+    pub scenario: String,
+    /// `"sim"` or `"kernel"`.
+    pub backend: String,
+    pub runs: Vec<RunResult>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The swept scenario values of this matrix point, flattened (`"link.loss": 0.01`).
+    pub params: Map<String, Value>,
+    pub seed: u64,
+    /// Simulated (or wall) time the run covered, s.
+    pub duration_s: f64,
+    pub flows: Vec<FlowResult>,
+    pub link: LinkResult,
+    /// Jain's fairness index over the flows' goodputs (1 = equal shares).
+    pub jain: f64,
+    /// Published figures from the scenario's `[reference]` table, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Value>,
+    /// Time series (100 ms bins); written to CSV by the CLI, omitted from JSON unless asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<TimeSeries>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FlowResult {
+    pub id: u32,
+    pub cc: String,
+    /// Index of the `[[flows]]` group this flow came from.
+    pub group: u32,
+    pub start_s: f64,
+    /// Bytes delivered in order to the receiving application, per second of the flow's
+    /// active time (start to completion for sized flows, start to end of run for bulk).
+    pub goodput_bps: f64,
+    /// Bytes this flow put through the bottleneck (retransmissions included) per active second.
+    pub throughput_bps: f64,
+    pub bytes_delivered: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// retransmits / segments_sent.
+    pub retrans_ratio: f64,
+    /// RTT samples seen by the sender.
+    pub rtt_ms: Percentiles,
+    /// Flow completion time (sized flows that completed), s.
+    pub fct_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default)]
+    pub rto_count: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Percentiles {
+    pub min: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct QueuePercentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct LinkResult {
+    pub rate_bps: f64,
+    /// Fraction of the run's capacity used (bytes forwarded / (rate x duration)).
+    pub utilization: f64,
+    /// Data packets dropped because the buffer was full.
+    pub drops_buffer: u64,
+    /// Data packets dropped by the random-loss model.
+    pub drops_random: u64,
+    /// ACKs dropped by the random ACK-loss model.
+    #[serde(default)]
+    pub drops_ack: u64,
+    /// Packets forwarded by the bottleneck.
+    #[serde(default)]
+    pub forwarded_pkts: u64,
+    /// Time packets waited in the bottleneck buffer.
+    pub queue_delay_ms: QueuePercentiles,
+}
+
+/// Jain's fairness index: (sum x)^2 / (n * sum x^2); 1 for one flow or equal shares.
+pub fn jain(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 {
+        return 1.0;
+    }
+    s * s / (n * s2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+        assert!((jain(&[3.0, 1.0]) - 0.8).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,80 @@
+//! Time series in fixed bins (100 ms by default).
+
+use serde::{Deserialize, Serialize};
+
+/// One flow's series; every vector has one value per bin.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FlowSeries {
+    pub id: u32,
+    pub cc: String,
+    /// Bytes delivered to the application in the bin, as bits per second.
+    pub goodput_bps: Vec<f64>,
+    /// Congestion window at the end of the bin, packets.
+    pub cwnd_pkts: Vec<f64>,
+    /// Packets in flight at the end of the bin.
+    pub inflight_pkts: Vec<f64>,
+    /// Pacing rate at the end of the bin, bits per second (0 = not computed).
+    pub pacing_rate_bps: Vec<f64>,
+    /// Smoothed RTT at the end of the bin, ms.
+    pub srtt_ms: Vec<f64>,
+    /// Latest delivery-rate sample at the end of the bin, bits per second.
+    #[serde(default)]
+    pub delivery_rate_bps: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimeSeries {
+    pub interval_s: f64,
+    /// End time of each bin, s.
+    pub t_s: Vec<f64>,
+    pub flows: Vec<FlowSeries>,
+    /// Bottleneck backlog at the end of each bin, bytes.
+    pub link_queue_bytes: Vec<f64>,
+}
+
+impl TimeSeries {
+    /// Long-format CSV: one row per (bin, flow), link queue repeated on each row.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from("t_s,flow,cc,goodput_bps,cwnd_pkts,inflight_pkts,pacing_rate_bps,srtt_ms,delivery_rate_bps,link_queue_bytes\n");
+        for (i, t) in self.t_s.iter().enumerate() {
+            for f in &self.flows {
+                let g = |v: &Vec<f64>| v.get(i).copied().unwrap_or(0.0);
+                s.push_str(&format!(
+                    "{:.3},{},{},{:.0},{:.1},{:.1},{:.0},{:.3},{:.0},{:.0}\n",
+                    t,
+                    f.id,
+                    f.cc,
+                    g(&f.goodput_bps),
+                    g(&f.cwnd_pkts),
+                    g(&f.inflight_pkts),
+                    g(&f.pacing_rate_bps),
+                    g(&f.srtt_ms),
+                    g(&f.delivery_rate_bps),
+                    self.link_queue_bytes.get(i).copied().unwrap_or(0.0)
+                ));
+            }
+        }
+        s
+    }
+
+    /// Mean goodput of each flow over bins whose end time lies in `[from_s, to_s]`.
+    pub fn mean_goodput_between(&self, from_s: f64, to_s: f64) -> Vec<f64> {
+        self.flows
+            .iter()
+            .map(|f| {
+                let v: Vec<f64> = self
+                    .t_s
+                    .iter()
+                    .zip(&f.goodput_bps)
+                    .filter(|(t, _)| **t >= from_s && **t <= to_s)
+                    .map(|(_, g)| *g)
+                    .collect();
+                if v.is_empty() {
+                    0.0
+                } else {
+                    v.iter().sum::<f64>() / v.len() as f64
+                }
+            })
+            .collect()
+    }
+}
