@@ -1,0 +1,78 @@
+use cclab_core::cc::CcKind;
+use cclab_core::Nanos;
+
+/// The bottleneck and the path around it.
+#[derive(Clone, Debug)]
+pub struct SimLink {
+    /// Bottleneck rate, bits per second (of IP packets).
+    pub rate_bps: f64,
+    /// Base round-trip propagation delay, ns.
+    pub rtt_ns: Nanos,
+    /// Drop-tail buffer, bytes.
+    pub buffer_bytes: u64,
+    /// Probability that a data packet is lost (Bernoulli).
+    pub loss: f64,
+    /// Probability that an ACK is lost (Bernoulli).
+    pub ack_loss: f64,
+    /// Payload bytes per segment.
+    pub mss: u32,
+}
+
+/// One flow (a `[[flows]]` group with `count = n` becomes n of these).
+#[derive(Clone, Debug)]
+pub struct SimFlow {
+    pub cc: CcKind,
+    /// `[[flows]]` group index, reported in results.
+    pub group: u32,
+    pub start_ns: Nanos,
+    /// Bytes to transfer; `None` = bulk until the end of the run.
+    pub size: Option<u64>,
+    pub rtt_extra_ns: Nanos,
+    pub init_cwnd: u32,
+    /// Force pacing on/off; `None` = the controller's choice (BBR paces, loss-based do not).
+    pub pacing: Option<bool>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub link: SimLink,
+    pub flows: Vec<SimFlow>,
+    /// Run length; `None` = until every (sized) flow completes, capped at `max_duration_ns`.
+    pub duration_ns: Option<Nanos>,
+    pub max_duration_ns: Nanos,
+    pub seed: u64,
+    /// Time-series bin width, ns (0 = no series).
+    pub series_interval_ns: Nanos,
+    pub delayed_ack: bool,
+}
+
+impl SimConfig {
+    /// A single-flow configuration, handy in tests and benchmarks.
+    pub fn single(cc: CcKind, rate_bps: f64, rtt_ns: Nanos, buffer_bdp: f64, loss: f64, duration_ns: Nanos) -> Self {
+        let bdp = rate_bps / 8.0 * rtt_ns as f64 / 1e9;
+        SimConfig {
+            link: SimLink {
+                rate_bps,
+                rtt_ns,
+                buffer_bytes: (bdp * buffer_bdp).round() as u64,
+                loss,
+                ack_loss: 0.0,
+                mss: 1448,
+            },
+            flows: vec![SimFlow {
+                cc,
+                group: 0,
+                start_ns: 0,
+                size: None,
+                rtt_extra_ns: 0,
+                init_cwnd: 10,
+                pacing: None,
+            }],
+            duration_ns: Some(duration_ns),
+            max_duration_ns: 300 * 1_000_000_000,
+            seed: 1,
+            series_interval_ns: 100_000_000,
+            delayed_ack: true,
+        }
+    }
+}
