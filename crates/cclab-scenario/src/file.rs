@@ -1,0 +1,1288 @@
+//! `ScenarioFile`: a parsed scenario file (values may be lists), overrides and matrix
+//! expansion into concrete [`Scenario`]s.
+
+use std::path::Path;
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+use toml::de::{DeTable, DeValue};
+
+use crate::error::{ErrorKind, ScenarioError};
+use crate::model::*;
+use crate::raw::{self, Entry, LineIndex, Loc, Node, RawV, Table};
+use crate::units::{self, Buffer};
+
+// ---------------------------------------------------------------------------------------------
+// The schema
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Name,
+    Description,
+    Duration,
+    Seed,
+    Rate,
+    Rtt,
+    Buffer,
+    Loss,
+    Mss,
+    Cc,
+    Count,
+    Start,
+    Size,
+    RttExtra,
+    InitCwnd,
+}
+
+impl Kind {
+    fn sweepable(self) -> bool {
+        !matches!(self, Kind::Name | Kind::Description)
+    }
+}
+
+const TOP_SCALARS: &[(&str, Kind)] = &[
+    ("name", Kind::Name),
+    ("duration", Kind::Duration),
+    ("seed", Kind::Seed),
+    ("description", Kind::Description),
+];
+const TOP_TABLES: &[&str] = &["link", "flows", "reference"];
+const LINK_KEYS: &[(&str, Kind)] = &[
+    ("rate", Kind::Rate),
+    ("rtt", Kind::Rtt),
+    ("buffer", Kind::Buffer),
+    ("loss", Kind::Loss),
+    ("ack_loss", Kind::Loss),
+    ("mss", Kind::Mss),
+];
+const FLOW_KEYS: &[(&str, Kind)] = &[
+    ("cc", Kind::Cc),
+    ("count", Kind::Count),
+    ("start", Kind::Start),
+    ("size", Kind::Size),
+    ("rtt_extra", Kind::RttExtra),
+    ("init_cwnd", Kind::InitCwnd),
+];
+
+/// Words people write for a key, mapped to the key's qualified name.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("bandwidth", "link.rate"),
+    ("bw", "link.rate"),
+    ("capacity", "link.rate"),
+    ("delay", "link.rtt"),
+    ("latency", "link.rtt"),
+    ("min_rtt", "link.rtt"),
+    ("queue", "link.buffer"),
+    ("qlen", "link.buffer"),
+    ("queue_size", "link.buffer"),
+    ("buffer_size", "link.buffer"),
+    ("drop", "link.loss"),
+    ("loss_rate", "link.loss"),
+    ("algorithm", "flows.cc"),
+    ("algo", "flows.cc"),
+    ("congestion_control", "flows.cc"),
+    ("cca", "flows.cc"),
+    ("flow", "flows"),
+    ("n", "flows.count"),
+    ("num", "flows.count"),
+    ("bytes", "flows.size"),
+    ("initcwnd", "flows.init_cwnd"),
+    ("iw", "flows.init_cwnd"),
+    ("time", "duration"),
+    ("length", "duration"),
+];
+
+/// Which table a key is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Section {
+    Top,
+    Link,
+    Flow(usize),
+}
+
+fn section_keys(s: Section) -> &'static [(&'static str, Kind)] {
+    match s {
+        Section::Top => TOP_SCALARS,
+        Section::Link => LINK_KEYS,
+        Section::Flow(_) => FLOW_KEYS,
+    }
+}
+
+/// A parsed scalar value in base units.
+#[derive(Clone, Debug)]
+enum Val {
+    Str(String),
+    Int(u64),
+    Ns(u64),
+    Bps(u64),
+    Bytes(u64),
+    Prob(f64),
+    Buf(Buffer),
+}
+
+impl Val {
+    /// The value in SI units for params and reports.
+    fn to_json(&self) -> Value {
+        match self {
+            Val::Str(s) => Value::from(s.clone()),
+            Val::Int(n) | Val::Bps(n) | Val::Bytes(n) => Value::from(*n),
+            Val::Ns(ns) => Value::from(*ns as f64 / 1e9),
+            Val::Prob(p) => Value::from(*p),
+            Val::Buf(b) => Value::from(b.to_string()),
+        }
+    }
+}
+
+fn int_in(v: &RawV, what: &str, lo: u64, hi: u64) -> Result<u64, (ErrorKind, String)> {
+    match v {
+        RawV::Int(n) if *n >= lo as i64 && (*n as u64) <= hi => Ok(*n as u64),
+        RawV::Int(_) => Err((
+            ErrorKind::BadValue,
+            format!("{what} must be between {lo} and {hi}"),
+        )),
+        other => Err((
+            ErrorKind::WrongType,
+            format!(
+                "expected a whole number ({what}, {lo} to {hi}), found {}",
+                other.type_name()
+            ),
+        )),
+    }
+}
+
+fn bare_number_text(v: &RawV) -> Option<String> {
+    match v {
+        RawV::Int(i) => Some(i.to_string()),
+        RawV::Float(f) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+fn time_val(v: &RawV, positive: bool, what: &str) -> Result<u64, (ErrorKind, String)> {
+    let ns = match v {
+        RawV::Str(s) => units::parse_time(s).map_err(|m| (ErrorKind::BadValue, m))?,
+        RawV::Int(0) => 0,
+        RawV::Int(_) | RawV::Float(_) => {
+            let t = bare_number_text(v).unwrap_or_default();
+            return Err((
+                ErrorKind::BadValue,
+                format!(
+                    "a time needs a unit (write e.g. \"{t}s\" or \"{t}ms\"; units: ns, us, ms, s)"
+                ),
+            ));
+        }
+        other => {
+            return Err((
+                ErrorKind::WrongType,
+                format!(
+                    "expected a time string like \"10s\" or \"100ms\", found {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    };
+    if positive && ns == 0 {
+        return Err((
+            ErrorKind::BadValue,
+            format!("{what} must be positive (e.g. {})", units::TIME_EXAMPLES),
+        ));
+    }
+    Ok(ns)
+}
+
+fn parse_val(kind: Kind, v: &RawV) -> Result<Val, (ErrorKind, String)> {
+    use ErrorKind::{BadValue, WrongType};
+    let wrong = |exp: &str| {
+        Err((
+            WrongType,
+            format!("expected {exp}, found {}", v.type_name()),
+        ))
+    };
+    match kind {
+        Kind::Name => match v {
+            RawV::Str(s) if s.trim().is_empty() => Err((BadValue, "name must not be empty".into())),
+            RawV::Str(s) => Ok(Val::Str(s.clone())),
+            _ => wrong("a string"),
+        },
+        Kind::Description => match v {
+            RawV::Str(s) => Ok(Val::Str(s.clone())),
+            _ => wrong("a string"),
+        },
+        Kind::Duration => time_val(v, true, "duration").map(Val::Ns),
+        Kind::Rtt => time_val(v, true, "rtt").map(Val::Ns),
+        Kind::Start | Kind::RttExtra => time_val(v, false, "time").map(Val::Ns),
+        Kind::Seed => int_in(v, "seed", 0, i64::MAX as u64).map(Val::Int),
+        Kind::Mss => int_in(v, "mss (bytes)", MSS_MIN as u64, MSS_MAX as u64).map(Val::Int),
+        Kind::Count => int_in(v, "count", 1, MAX_COUNT as u64).map(Val::Int),
+        Kind::InitCwnd => int_in(v, "init_cwnd (packets)", 1, MAX_INIT_CWND as u64).map(Val::Int),
+        Kind::Rate => match v {
+            RawV::Str(s) => units::parse_rate(s)
+                .map(Val::Bps)
+                .map_err(|m| (BadValue, m)),
+            RawV::Int(_) | RawV::Float(_) => {
+                let t = bare_number_text(v).unwrap_or_default();
+                if t.starts_with('-') || t == "0" || t == "0.0" {
+                    return Err((
+                        BadValue,
+                        format!(
+                            "a rate must be positive (use e.g. {})",
+                            units::RATE_EXAMPLES
+                        ),
+                    ));
+                }
+                Err((
+                    BadValue,
+                    format!("a rate needs a unit: write e.g. \"{t}mbit\" for bits/s or \"{t}MB/s\" for bytes/s"),
+                ))
+            }
+            _ => wrong("a rate string like \"100mbit\""),
+        },
+        Kind::Buffer => match v {
+            RawV::Str(s) => Buffer::parse(s).map(Val::Buf).map_err(|m| (BadValue, m)),
+            RawV::Int(_) | RawV::Float(_) => {
+                let t = bare_number_text(v).unwrap_or_default();
+                Err((
+                    BadValue,
+                    format!("a buffer needs a unit: write e.g. \"{t}pkt\" for packets, \"{t}kb\" for bytes or \"1bdp\""),
+                ))
+            }
+            _ => wrong("a buffer string like \"1bdp\", \"100pkt\" or \"256kb\""),
+        },
+        Kind::Loss => match v {
+            RawV::Int(i) => units::check_loss(*i as f64)
+                .map(Val::Prob)
+                .map_err(|m| (BadValue, m)),
+            RawV::Float(f) => units::check_loss(*f)
+                .map(Val::Prob)
+                .map_err(|m| (BadValue, m)),
+            RawV::Str(s) => units::parse_loss_str(s)
+                .map(Val::Prob)
+                .map_err(|m| (BadValue, m)),
+            _ => wrong("a loss like \"1%\" or 0.01"),
+        },
+        Kind::Cc => match v {
+            RawV::Str(s) => match canonical_cc(s) {
+                Some(c) => Ok(Val::Str(c.to_string())),
+                None => Err((
+                    BadValue,
+                    format!(
+                        "unknown congestion control \"{}\" (allowed: {})",
+                        s,
+                        cc_list()
+                    ),
+                )),
+            },
+            _ => wrong(&format!("a congestion control name ({})", cc_list())),
+        },
+        Kind::Size => {
+            let n = match v {
+                RawV::Str(s) => units::parse_size(s).map_err(|m| (BadValue, m))?,
+                RawV::Int(i) if *i >= 0 => *i as u64,
+                RawV::Int(_) => return Err((BadValue, "a size must not be negative".into())),
+                _ => return wrong("a size like \"25mb\" or a whole number of bytes"),
+            };
+            if n == 0 {
+                return Err((
+                    BadValue,
+                    "size must be positive (leave size out for a bulk flow)".into(),
+                ));
+            }
+            Ok(Val::Bytes(n))
+        }
+    }
+}
+
+fn cc_list() -> String {
+    CC_ALGORITHMS
+        .iter()
+        .map(|(c, a)| {
+            if a.is_empty() {
+                c.to_string()
+            } else {
+                format!("{c} (or {})", a.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown-key suggestions
+// ---------------------------------------------------------------------------------------------
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// All keys with their qualified names and the section they belong to.
+fn all_keys() -> Vec<(&'static str, String)> {
+    let mut v: Vec<(&str, String)> = Vec::new();
+    for (k, _) in TOP_SCALARS {
+        v.push((k, k.to_string()));
+    }
+    for k in TOP_TABLES {
+        v.push((k, k.to_string()));
+    }
+    for (k, _) in LINK_KEYS {
+        v.push((k, format!("link.{k}")));
+    }
+    for (k, _) in FLOW_KEYS {
+        v.push((k, format!("flows.{k}")));
+    }
+    v
+}
+
+/// "did you mean ...?" text for an unknown `key` found in `section_prefix` ("", "link.", "flows.").
+fn suggestion(key: &str, section_prefix: &str) -> String {
+    let lower = key.to_ascii_lowercase();
+    let here: Vec<&str> = match section_prefix {
+        "" => TOP_SCALARS
+            .iter()
+            .map(|(k, _)| *k)
+            .chain(TOP_TABLES.iter().copied())
+            .collect(),
+        "link." => LINK_KEYS.iter().map(|(k, _)| *k).collect(),
+        _ => FLOW_KEYS.iter().map(|(k, _)| *k).collect(),
+    };
+    let limit = match lower.chars().count() {
+        0..=3 => 1,
+        4..=6 => 2,
+        _ => 3,
+    };
+    let allowed = format!("allowed here: {}", here.join(", "));
+    let place = |q: &str| -> String {
+        if let Some(k) = q.strip_prefix("link.") {
+            format!("{k} under [link]")
+        } else if let Some(k) = q.strip_prefix("flows.") {
+            format!("{k} under [[flows]]")
+        } else if q == "flows" {
+            "[[flows]]".to_string()
+        } else if q == "link" || q == "reference" {
+            format!("[{q}]")
+        } else {
+            format!("{q} at the top level")
+        }
+    };
+    let best_here = here.iter().map(|k| (levenshtein(&lower, k), *k)).min();
+    let best_elsewhere = all_keys()
+        .into_iter()
+        .filter(|(_, q)| {
+            if section_prefix.is_empty() {
+                q.contains('.')
+            } else {
+                !q.starts_with(section_prefix)
+            }
+        })
+        .map(|(k, q)| (levenshtein(&lower, k), q))
+        .min();
+    // 1. The exact name of a key of another table.
+    if let (Some((0, q)), false) = (&best_elsewhere, here.contains(&lower.as_str())) {
+        return format!("did you mean {}? ({allowed})", place(q));
+    }
+    // 2. A close key in the same table.
+    if let Some((d, k)) = best_here {
+        if d <= limit {
+            return format!("did you mean {k}? ({allowed})");
+        }
+    }
+    // 3. A synonym, or a close key of another table.
+    for (syn, q) in SYNONYMS {
+        if *syn == lower {
+            return format!("did you mean {}? ({allowed})", place(q));
+        }
+    }
+    if let Some((d, q)) = best_elsewhere {
+        if d <= limit {
+            return format!("did you mean {}? ({allowed})", place(&q));
+        }
+    }
+    allowed
+}
+
+// ---------------------------------------------------------------------------------------------
+// ScenarioFile
+// ---------------------------------------------------------------------------------------------
+
+/// A parsed and checked scenario file. Values may still be lists; [`ScenarioFile::expand`]
+/// turns it into concrete scenarios.
+#[derive(Clone, Debug)]
+pub struct ScenarioFile {
+    origin: String,
+    root: Table,
+}
+
+/// One concrete scenario of a matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatrixPoint {
+    /// 0-based position in the expansion order.
+    pub index: usize,
+    /// The swept keys of this point and their values, in axis order (see
+    /// [`ScenarioFile::sweep_keys`]); empty when nothing is swept. Values are in SI units:
+    /// bit/s, seconds, bytes, probability; strings for `cc` and `buffer`.
+    pub params: Map<String, Value>,
+    pub scenario: Scenario,
+}
+
+impl MatrixPoint {
+    /// `key=value` pairs of `params` joined by `,` (`"link.loss=0.01,flows.cc=bbr"`), or `""`.
+    pub fn label(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Every resolved key of the scenario; see [`Scenario::resolved`].
+    pub fn resolved(&self) -> Map<String, Value> {
+        self.scenario.resolved()
+    }
+}
+
+/// One swept key: where it is and how many values it has.
+struct Axis {
+    section: Section,
+    key: &'static str,
+    kind: Kind,
+    len: usize,
+}
+
+struct Ctx<'a> {
+    origin: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(
+        &self,
+        kind: ErrorKind,
+        loc: &Loc,
+        key: Option<String>,
+        value: Option<&RawV>,
+        msg: impl Into<String>,
+    ) -> ScenarioError {
+        let mut e = ScenarioError::new(kind, self.origin, msg);
+        match loc {
+            Loc::File { line, col } => {
+                e.line = Some(*line);
+                e.column = Some(*col);
+            }
+            Loc::Set(s) => e.set = Some(s.to_string()),
+        }
+        e.key = key;
+        e.value = value.map(raw::render);
+        e
+    }
+}
+
+fn qualified(section: Section, key: &str) -> String {
+    match section {
+        Section::Top => key.to_string(),
+        Section::Link => format!("link.{key}"),
+        Section::Flow(i) => format!("flows.{i}.{key}"),
+    }
+}
+
+const FILE_START: Loc = Loc::File { line: 1, col: 1 };
+
+impl ScenarioFile {
+    /// Reads and checks a scenario file. Errors name the path as given.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<ScenarioFile, ScenarioError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ScenarioError::new(
+                ErrorKind::Io,
+                &origin,
+                format!("cannot read scenario file: {e}"),
+            )
+        })?;
+        Self::from_str(&text, &origin)
+    }
+
+    /// Parses and checks scenario text. `origin` names it in errors (usually the file name).
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(text: &str, origin: &str) -> Result<ScenarioFile, ScenarioError> {
+        let ctx = Ctx { origin };
+        let index = LineIndex::new(text);
+        let at = |off: usize| index.loc(off);
+        let doc = DeTable::parse(text).map_err(|e| syntax_error(&ctx, text, &index, &e))?;
+        let root = raw::convert_table(doc.get_ref(), &at)
+            .map_err(|(loc, m)| ctx.err(ErrorKind::BadValue, &loc, None, None, m))?;
+        let file = ScenarioFile {
+            origin: origin.to_string(),
+            root,
+        };
+        file.check()?;
+        Ok(file)
+    }
+
+    /// The file name (or origin name) used in errors.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The scenario's `name`.
+    pub fn name(&self) -> &str {
+        match self.root.get("name").map(|e| &e.node.v) {
+            Some(RawV::Str(s)) => s,
+            _ => "",
+        }
+    }
+
+    /// Number of `[[flows]]` groups.
+    pub fn flow_groups(&self) -> usize {
+        match self.root.get("flows").map(|e| &e.node.v) {
+            Some(RawV::Array(a)) => a.len(),
+            _ => 0,
+        }
+    }
+
+    fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            origin: &self.origin,
+        }
+    }
+
+    fn link(&self) -> Option<&Table> {
+        match self.root.get("link").map(|e| &e.node.v) {
+            Some(RawV::Table(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn flow(&self, i: usize) -> Option<&Table> {
+        match self.root.get("flows").map(|e| &e.node.v) {
+            Some(RawV::Array(a)) => match a.get(i).map(|n| &n.v) {
+                Some(RawV::Table(t)) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn section(&self, s: Section) -> Option<&Table> {
+        match s {
+            Section::Top => Some(&self.root),
+            Section::Link => self.link(),
+            Section::Flow(i) => self.flow(i),
+        }
+    }
+
+    /// Checks structure and every value (each list element on its own). Cross-key rules that
+    /// depend on one matrix point are checked by `expand`.
+    fn check(&self) -> Result<(), ScenarioError> {
+        let ctx = self.ctx();
+        for e in &self.root.entries {
+            if let Some((_, kind)) = TOP_SCALARS.iter().find(|(k, _)| *k == e.key) {
+                check_value(&ctx, Section::Top, &e.key, *kind, &e.node)?;
+            } else if !TOP_TABLES.contains(&e.key.as_str()) {
+                return Err(ctx.err(
+                    ErrorKind::UnknownKey,
+                    &e.key_loc,
+                    Some(e.key.clone()),
+                    None,
+                    format!("unknown key ({})", suggestion(&e.key, "")),
+                ));
+            }
+        }
+        if self.root.get("name").is_none() {
+            return Err(ctx.err(
+                ErrorKind::MissingKey,
+                &FILE_START,
+                Some("name".into()),
+                None,
+                "missing required key (add e.g. name = \"lossy-lan\" at the top)",
+            ));
+        }
+        // [link]
+        let link = self.root.get("link").ok_or_else(|| {
+            ctx.err(
+                ErrorKind::MissingKey,
+                &FILE_START,
+                Some("link".into()),
+                None,
+                "missing required table [link] (with at least rate and rtt)",
+            )
+        })?;
+        let RawV::Table(lt) = &link.node.v else {
+            return Err(ctx.err(
+                ErrorKind::WrongType,
+                &link.node.loc,
+                Some("link".into()),
+                Some(&link.node.v),
+                format!(
+                    "expected a table ([link]), found {}",
+                    link.node.v.type_name()
+                ),
+            ));
+        };
+        check_table(&ctx, Section::Link, lt, &link.node.loc)?;
+        // [[flows]]
+        let flows = self.root.get("flows").ok_or_else(|| {
+            ctx.err(
+                ErrorKind::MissingKey,
+                &FILE_START,
+                Some("flows".into()),
+                None,
+                "missing flows: add at least one [[flows]] group with a cc (e.g. cc = \"cubic\")",
+            )
+        })?;
+        let groups = match &flows.node.v {
+            RawV::Array(a) => a,
+            other => {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &flows.node.loc,
+                    Some("flows".into()),
+                    None,
+                    format!(
+                    "expected a list of tables (write [[flows]] with double brackets), found {}",
+                    other.type_name()
+                ),
+                ))
+            }
+        };
+        if groups.is_empty() {
+            return Err(ctx.err(
+                ErrorKind::MissingKey,
+                &flows.node.loc,
+                Some("flows".into()),
+                Some(&flows.node.v),
+                "empty: add at least one [[flows]] group with a cc (e.g. cc = \"cubic\")",
+            ));
+        }
+        for (i, g) in groups.iter().enumerate() {
+            let RawV::Table(t) = &g.v else {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &g.loc,
+                    Some(format!("flows.{i}")),
+                    Some(&g.v),
+                    format!(
+                        "expected a table ([[flows]] group), found {}",
+                        g.v.type_name()
+                    ),
+                ));
+            };
+            check_table(&ctx, Section::Flow(i), t, &g.loc)?;
+        }
+        // [reference]
+        if let Some(r) = self.root.get("reference") {
+            if !matches!(r.node.v, RawV::Table(_)) {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &r.node.loc,
+                    Some("reference".into()),
+                    Some(&r.node.v),
+                    format!(
+                        "expected a table ([reference]), found {}",
+                        r.node.v.type_name()
+                    ),
+                ));
+            }
+        }
+        // A bulk flow runs for the whole run, so the run needs a length.
+        if self.root.get("duration").is_none() {
+            for (i, g) in groups.iter().enumerate() {
+                if let RawV::Table(t) = &g.v {
+                    if t.get("size").is_none() {
+                        return Err(ctx.err(ErrorKind::Inconsistent, &g.loc, Some(format!("flows.{i}")), None, "this flow group has no size, so it is bulk and the scenario needs a duration (add e.g. duration = \"10s\" at the top, or give the flows a size)"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The params keys of the matrix, in expansion order (the last varies fastest).
+    pub fn sweep_keys(&self) -> Vec<String> {
+        let single = self.flow_groups() == 1;
+        self.axes()
+            .iter()
+            .map(|a| param_name(a.section, a.key, single))
+            .collect()
+    }
+
+    /// Number of matrix points (the product of the list lengths; 1 if nothing is swept).
+    /// Saturates at `usize::MAX`.
+    pub fn matrix_len(&self) -> usize {
+        self.axes()
+            .iter()
+            .fold(1usize, |acc, a| acc.saturating_mul(a.len))
+    }
+
+    fn axes(&self) -> Vec<Axis> {
+        let mut axes = Vec::new();
+        let visit = |axes: &mut Vec<Axis>, section: Section, t: &Table| {
+            for e in &t.entries {
+                if let Some((k, kind)) = section_keys(section).iter().find(|(k, _)| *k == e.key) {
+                    if let RawV::Array(a) = &e.node.v {
+                        axes.push(Axis {
+                            section,
+                            key: k,
+                            kind: *kind,
+                            len: a.len(),
+                        });
+                    }
+                }
+            }
+        };
+        for e in &self.root.entries {
+            match e.key.as_str() {
+                "link" => {
+                    if let RawV::Table(t) = &e.node.v {
+                        visit(&mut axes, Section::Link, t)
+                    }
+                }
+                "flows" => {
+                    if let RawV::Array(a) = &e.node.v {
+                        for (i, g) in a.iter().enumerate() {
+                            if let RawV::Table(t) = &g.v {
+                                visit(&mut axes, Section::Flow(i), t)
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    if let Some((k, kind)) = TOP_SCALARS.iter().find(|(k, _)| *k == e.key) {
+                        if let RawV::Array(a) = &e.node.v {
+                            axes.push(Axis {
+                                section: Section::Top,
+                                key: k,
+                                kind: *kind,
+                                len: a.len(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        axes
+    }
+
+    /// Expands the file into its matrix: the cartesian product of every list-valued key, in
+    /// file order of the keys with the last key varying fastest. Each point is validated.
+    pub fn expand(&self) -> Result<Vec<MatrixPoint>, ScenarioError> {
+        let ctx = self.ctx();
+        let axes = self.axes();
+        let total = self.matrix_len();
+        if total > MAX_MATRIX_POINTS {
+            let (k, loc) = axes
+                .last()
+                .and_then(|a| {
+                    self.section(a.section)
+                        .and_then(|t| t.get(a.key))
+                        .map(|e| (qualified(a.section, a.key), e.key_loc.clone()))
+                })
+                .unwrap_or(("matrix".into(), FILE_START));
+            return Err(ctx.err(ErrorKind::Inconsistent, &loc, Some(k), None, format!("the lists expand to {total} matrix points; at most {MAX_MATRIX_POINTS} are allowed")));
+        }
+        let single = self.flow_groups() == 1;
+        let mut points = Vec::with_capacity(total);
+        let mut choice = vec![0usize; axes.len()];
+        for index in 0..total {
+            // Mixed-radix digits of `index`, last axis fastest.
+            let mut rem = index;
+            for (i, a) in axes.iter().enumerate().rev() {
+                choice[i] = rem % a.len;
+                rem /= a.len;
+            }
+            let pick = |section: Section, key: &str| -> Option<&Node> {
+                let node = &self.section(section)?.get(key)?.node;
+                match &node.v {
+                    RawV::Array(a) => {
+                        let ai = axes
+                            .iter()
+                            .position(|x| x.section == section && x.key == key)?;
+                        a.get(choice[ai])
+                    }
+                    _ => Some(node),
+                }
+            };
+            let mut params = Map::new();
+            for (i, a) in axes.iter().enumerate() {
+                if let Some(n) = pick(a.section, a.key) {
+                    let v = parse_val(a.kind, &n.v).map_err(|(k, m)| {
+                        ctx.err(
+                            k,
+                            &n.loc,
+                            Some(format!("{}[{}]", qualified(a.section, a.key), choice[i])),
+                            Some(&n.v),
+                            m,
+                        )
+                    })?;
+                    params.insert(param_name(a.section, a.key, single), v.to_json());
+                }
+            }
+            let scenario = self.build(&ctx, &pick).map_err(|mut e| {
+                if !params.is_empty() && e.kind == ErrorKind::Inconsistent {
+                    let label = MatrixPoint {
+                        index,
+                        params: params.clone(),
+                        scenario: dummy(),
+                    }
+                    .label();
+                    e.message = format!(
+                        "{} (in matrix point {} of {total}: {label})",
+                        e.message,
+                        index + 1
+                    );
+                }
+                e
+            })?;
+            points.push(MatrixPoint {
+                index,
+                params,
+                scenario,
+            });
+        }
+        Ok(points)
+    }
+
+    /// Builds one concrete scenario from scalar picks.
+    fn build<'a>(
+        &'a self,
+        ctx: &Ctx<'_>,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+    ) -> Result<Scenario, ScenarioError> {
+        let get = |section: Section, key: &str| -> Result<Option<(Val, &Node)>, ScenarioError> {
+            let Some(n) = pick(section, key) else {
+                return Ok(None);
+            };
+            let kind = section_keys(section)
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, k)| *k)
+                .unwrap_or(Kind::Description);
+            let v = parse_val(kind, &n.v).map_err(|(k, m)| {
+                ctx.err(k, &n.loc, Some(qualified(section, key)), Some(&n.v), m)
+            })?;
+            Ok(Some((v, n)))
+        };
+        let s = |v: Option<(Val, &Node)>| match v {
+            Some((Val::Str(s), _)) => Some(s),
+            _ => None,
+        };
+        let n = |v: Option<(Val, &Node)>| match v {
+            Some((Val::Int(x) | Val::Ns(x) | Val::Bps(x) | Val::Bytes(x), _)) => Some(x),
+            _ => None,
+        };
+        let p = |v: Option<(Val, &Node)>| match v {
+            Some((Val::Prob(x), _)) => Some(x),
+            _ => None,
+        };
+        let missing = |section: Section, key: &str| {
+            let loc = match section {
+                Section::Top => FILE_START,
+                _ => self.section_loc(section),
+            };
+            ctx.err(
+                ErrorKind::MissingKey,
+                &loc,
+                Some(qualified(section, key)),
+                None,
+                "missing required key",
+            )
+        };
+        let name = s(get(Section::Top, "name")?).ok_or_else(|| missing(Section::Top, "name"))?;
+        let description = s(get(Section::Top, "description")?);
+        let duration_ns = n(get(Section::Top, "duration")?);
+        let seed = n(get(Section::Top, "seed")?).unwrap_or(DEFAULT_SEED);
+        let sl = Section::Link;
+        let buffer_node = get(sl, "buffer")?;
+        let buffer_loc = buffer_node.as_ref().map(|(_, n)| (*n).clone());
+        let buffer = match buffer_node {
+            Some((Val::Buf(b), _)) => b,
+            _ => Buffer::Bdp(1.0),
+        };
+        let link = LinkSpec {
+            rate_bps: n(get(sl, "rate")?).ok_or_else(|| missing(sl, "rate"))?,
+            rtt_ns: n(get(sl, "rtt")?).ok_or_else(|| missing(sl, "rtt"))?,
+            buffer,
+            loss: p(get(sl, "loss")?).unwrap_or(0.0),
+            ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
+            mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
+        };
+        if let (Buffer::Bytes(b), Some(node)) = (buffer, &buffer_loc) {
+            if b < link.packet_bytes() {
+                return Err(ctx.err(ErrorKind::Inconsistent, &node.loc, Some("link.buffer".into()), Some(&node.v), format!("a buffer of {b} bytes cannot hold one packet of {} bytes (mss + {HEADER_BYTES}); use at least \"1pkt\"", link.packet_bytes())));
+            }
+        }
+        let mut flows = Vec::new();
+        for i in 0..self.flow_groups() {
+            let sf = Section::Flow(i);
+            let start = get(sf, "start")?;
+            let start_node = start.as_ref().map(|(_, n)| (*n).clone());
+            let f = FlowSpec {
+                cc: s(get(sf, "cc")?).ok_or_else(|| missing(sf, "cc"))?,
+                count: n(get(sf, "count")?).map(|x| x as u32).unwrap_or(1),
+                start_ns: n(start).unwrap_or(0),
+                size_bytes: n(get(sf, "size")?),
+                rtt_extra_ns: n(get(sf, "rtt_extra")?).unwrap_or(0),
+                init_cwnd: n(get(sf, "init_cwnd")?)
+                    .map(|x| x as u32)
+                    .unwrap_or(DEFAULT_INIT_CWND),
+            };
+            if f.size_bytes.is_none() && duration_ns.is_none() {
+                return Err(ctx.err(
+                    ErrorKind::Inconsistent,
+                    &self.section_loc(sf),
+                    Some(format!("flows.{i}")),
+                    None,
+                    "this flow group has no size, so it is bulk and the scenario needs a duration",
+                ));
+            }
+            let limit = duration_ns.unwrap_or(SIZED_RUN_CAP_NS);
+            if f.start_ns >= limit {
+                let (loc, v) = match &start_node {
+                    Some(n) => (n.loc.clone(), Some(&n.v)),
+                    None => (self.section_loc(sf), None),
+                };
+                let why = if duration_ns.is_some() {
+                    "the duration"
+                } else {
+                    "the 300s cap of a run without duration"
+                };
+                return Err(ctx.err(ErrorKind::Inconsistent, &loc, Some(format!("flows.{i}.start")), v, format!("the flows start at {} but the run ends at {} ({why}); start must be earlier", units::fmt_time(f.start_ns), units::fmt_time(limit))));
+            }
+            flows.push(f);
+        }
+        let reference = self.root.get("reference").map(|e| raw::to_json(&e.node.v));
+        Ok(Scenario {
+            name,
+            description,
+            duration_ns,
+            seed,
+            link,
+            flows,
+            reference,
+        })
+    }
+
+    fn section_loc(&self, s: Section) -> Loc {
+        match s {
+            Section::Top => FILE_START,
+            Section::Link => self
+                .root
+                .get("link")
+                .map(|e| e.node.loc.clone())
+                .unwrap_or(FILE_START),
+            Section::Flow(i) => match self.root.get("flows").map(|e| &e.node.v) {
+                Some(RawV::Array(a)) => a.get(i).map(|n| n.loc.clone()).unwrap_or(FILE_START),
+                _ => FILE_START,
+            },
+        }
+    }
+
+    /// Applies a `--set key=value` override. `value` is read as a TOML value (`2`, `0.01`,
+    /// `"1%"`, `[0, "1%"]`); if it is not valid TOML it is taken as a bare string (`bbr`,
+    /// `1%`, `100mbit`). Keys: `name`, `duration`, `seed`, `description`, `link.<key>`,
+    /// `flows.<key>` (every flow group) and `flows.<i>.<key>` (group i, 0-based). A key the
+    /// file lacks is added at the end of its table. On error the file is left unchanged.
+    pub fn apply_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
+        let loc = Loc::Set(Rc::from(spec));
+        let origin = self.origin.clone();
+        let ctx = Ctx { origin: &origin };
+        let bad = |key: Option<String>, msg: String| {
+            ctx.err(ErrorKind::BadOverride, &loc, key, None, msg)
+        };
+        let Some((key, value)) = spec.split_once('=') else {
+            return Err(bad(
+                None,
+                "expected key=value (e.g. link.loss=1% or 'flows.cc=[\"cubic\",\"bbr\"]')".into(),
+            ));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if value.is_empty() {
+            return Err(bad(
+                Some(key.into()),
+                "empty value (e.g. link.loss=1%)".into(),
+            ));
+        }
+        let parsed = parse_override_value(value, &loc).map_err(|m| bad(Some(key.into()), m))?;
+        let parts: Vec<&str> = key.split('.').collect();
+        let known = |section: Section, k: &str| section_keys(section).iter().any(|(x, _)| *x == k);
+        let unknown = |prefix: &str, k: &str| {
+            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("unknown key ({}; override keys: name, duration, seed, description, link.<key>, flows.<key>, flows.<i>.<key>)", suggestion(k, prefix)))
+        };
+        let before = self.root.clone();
+        let groups = self.flow_groups();
+        match parts.as_slice() {
+            [k] if known(Section::Top, k) => self.root.set(k, parsed),
+            ["link", k] if known(Section::Link, k) => {
+                if let Some(Entry {
+                    node: Node {
+                        v: RawV::Table(t), ..
+                    },
+                    ..
+                }) = self.root.get_mut("link")
+                {
+                    t.set(k, parsed);
+                }
+            }
+            ["flows", k] if known(Section::Flow(0), k) => {
+                if let Some(Entry {
+                    node: Node {
+                        v: RawV::Array(a), ..
+                    },
+                    ..
+                }) = self.root.get_mut("flows")
+                {
+                    for g in a.iter_mut() {
+                        if let RawV::Table(t) = &mut g.v {
+                            t.set(k, parsed.clone());
+                        }
+                    }
+                }
+            }
+            ["flows", i, k] if i.parse::<usize>().is_ok() => {
+                let i: usize = i.parse().unwrap_or(usize::MAX);
+                if !known(Section::Flow(i), k) {
+                    return Err(unknown("flows.", k));
+                }
+                if i >= groups {
+                    return Err(bad(Some(key.into()), format!("there is no flow group {i}: the file has {groups} [[flows]] group(s), numbered from 0")));
+                }
+                if let Some(Entry {
+                    node: Node {
+                        v: RawV::Array(a), ..
+                    },
+                    ..
+                }) = self.root.get_mut("flows")
+                {
+                    if let Some(Node {
+                        v: RawV::Table(t), ..
+                    }) = a.get_mut(i)
+                    {
+                        t.set(k, parsed);
+                    }
+                }
+            }
+            ["link", k] => return Err(unknown("link.", k)),
+            ["flows", k] => return Err(unknown("flows.", k)),
+            _ => return Err(unknown("", parts.last().copied().unwrap_or(key))),
+        }
+        if let Err(e) = self.check() {
+            self.root = before;
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// A TOML syntax error, with the key guessed from the offending line when it has `key = ...`.
+fn syntax_error(
+    ctx: &Ctx<'_>,
+    text: &str,
+    index: &LineIndex<'_>,
+    e: &toml::de::Error,
+) -> ScenarioError {
+    let offset = e.span().map(|s| s.start).unwrap_or(0);
+    let loc = index.loc(offset);
+    let mut key = None;
+    let mut msg = format!("invalid TOML: {}", e.message());
+    if let Loc::File { line, .. } = loc {
+        let line_text = text.lines().nth(line as usize - 1).unwrap_or("");
+        if let Some((lhs, rhs)) = line_text.split_once('=') {
+            let lhs = lhs.trim();
+            let keyish = !lhs.is_empty()
+                && lhs.len() <= 64
+                && lhs
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.\"' ".contains(c));
+            if keyish {
+                key = Some(lhs.to_string());
+                let rhs = rhs.split('#').next().unwrap_or("").trim();
+                if e.message().contains("must be quoted")
+                    && !rhs.is_empty()
+                    && !rhs.contains(['"', '[', '{'])
+                {
+                    msg.push_str(&format!(" (write {lhs} = \"{rhs}\")"));
+                }
+            }
+        }
+    }
+    ctx.err(ErrorKind::Syntax, &loc, key, None, msg)
+}
+
+/// Reads the value of a `--set`: TOML if it parses; otherwise a bare string, or a list of bare
+/// words and TOML values (`[cubic, bbr]`, `[0, 1%]`).
+fn parse_override_value(value: &str, loc: &Loc) -> Result<Node, String> {
+    let one = |text: &str| -> Result<Node, String> {
+        match DeValue::parse(text) {
+            Ok(v) => raw::convert(&v, &|_| loc.clone()).map_err(|(_, m)| m),
+            Err(e) if text.starts_with(['[', '{', '"', '\'']) => Err(format!(
+                "value is not valid TOML: {} (e.g. [0, \"1%\"] or [cubic, bbr])",
+                e.message()
+            )),
+            Err(_) => Ok(Node {
+                v: RawV::Str(text.to_string()),
+                loc: loc.clone(),
+            }),
+        }
+    };
+    if DeValue::parse(value).is_err() {
+        if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+            if !inner.contains(['[', ']', '{', '}']) {
+                let inner = inner.trim().trim_end_matches(',');
+                let mut items = Vec::new();
+                if !inner.trim().is_empty() {
+                    for part in inner.split(',') {
+                        let part = part.trim();
+                        if part.is_empty() {
+                            return Err("empty element in list".into());
+                        }
+                        items.push(one(part)?);
+                    }
+                }
+                return Ok(Node {
+                    v: RawV::Array(items),
+                    loc: loc.clone(),
+                });
+            }
+        }
+    }
+    one(value)
+}
+
+fn param_name(section: Section, key: &str, single_group: bool) -> String {
+    match section {
+        Section::Flow(_) if single_group => format!("flows.{key}"),
+        s => qualified(s, key),
+    }
+}
+
+fn dummy() -> Scenario {
+    Scenario {
+        name: String::new(),
+        description: None,
+        duration_ns: None,
+        seed: 0,
+        link: LinkSpec {
+            rate_bps: 0,
+            rtt_ns: 0,
+            buffer: Buffer::Bdp(1.0),
+            loss: 0.0,
+            ack_loss: 0.0,
+            mss: DEFAULT_MSS,
+        },
+        flows: vec![],
+        reference: None,
+    }
+}
+
+/// Checks the keys of `[link]` or one `[[flows]]` group and their values.
+fn check_table(
+    ctx: &Ctx<'_>,
+    section: Section,
+    t: &Table,
+    table_loc: &Loc,
+) -> Result<(), ScenarioError> {
+    let prefix = if section == Section::Link {
+        "link."
+    } else {
+        "flows."
+    };
+    for e in &t.entries {
+        match section_keys(section).iter().find(|(k, _)| *k == e.key) {
+            Some((_, kind)) => check_value(ctx, section, &e.key, *kind, &e.node)?,
+            None => {
+                return Err(ctx.err(
+                    ErrorKind::UnknownKey,
+                    &e.key_loc,
+                    Some(qualified(section, &e.key)),
+                    None,
+                    format!("unknown key ({})", suggestion(&e.key, prefix)),
+                ));
+            }
+        }
+    }
+    let required: &[(&str, &str)] = match section {
+        Section::Link => &[("rate", "rate = \"100mbit\""), ("rtt", "rtt = \"20ms\"")],
+        _ => &[("cc", "cc = \"cubic\"")],
+    };
+    for (k, example) in required {
+        if t.get(k).is_none() {
+            let head = if section == Section::Link {
+                "[link]"
+            } else {
+                "this [[flows]] group"
+            };
+            return Err(ctx.err(
+                ErrorKind::MissingKey,
+                table_loc,
+                Some(qualified(section, k)),
+                None,
+                format!("missing required key (add e.g. {example} to {head})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks one value, or each element of a list.
+fn check_value(
+    ctx: &Ctx<'_>,
+    section: Section,
+    key: &str,
+    kind: Kind,
+    node: &Node,
+) -> Result<(), ScenarioError> {
+    let q = qualified(section, key);
+    match &node.v {
+        RawV::Array(a) => {
+            if !kind.sweepable() {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &node.loc,
+                    Some(q),
+                    Some(&node.v),
+                    format!("{key} cannot be a list (only one value is allowed)"),
+                ));
+            }
+            if a.is_empty() {
+                return Err(ctx.err(
+                    ErrorKind::BadValue,
+                    &node.loc,
+                    Some(q),
+                    Some(&node.v),
+                    "empty list: give at least one value (a list sweeps the key over its values)",
+                ));
+            }
+            for (i, el) in a.iter().enumerate() {
+                if matches!(el.v, RawV::Array(_) | RawV::Table(_)) {
+                    return Err(ctx.err(
+                        ErrorKind::WrongType,
+                        &el.loc,
+                        Some(format!("{q}[{i}]")),
+                        Some(&el.v),
+                        "lists cannot be nested and list elements cannot be tables",
+                    ));
+                }
+                parse_val(kind, &el.v).map_err(|(k, m)| {
+                    ctx.err(k, &el.loc, Some(format!("{q}[{i}]")), Some(&el.v), m)
+                })?;
+            }
+            Ok(())
+        }
+        v => parse_val(kind, v)
+            .map(|_| ())
+            .map_err(|(k, m)| ctx.err(k, &node.loc, Some(q), Some(v), m)),
+    }
+}

@@ -1,0 +1,276 @@
+//! The concrete, validated scenario that a simulator or a real-TCP runner consumes.
+
+use serde_json::{Map, Value};
+
+use crate::units::{fmt_rate, fmt_size, fmt_time, Buffer};
+
+/// Default `seed`.
+pub const DEFAULT_SEED: u64 = 1;
+/// Default `link.mss`, bytes (1500-byte MTU minus IPv4, TCP and timestamp-option headers).
+pub const DEFAULT_MSS: u32 = 1448;
+/// Smallest allowed `link.mss`, bytes (the IPv4 default MSS of RFC 879).
+pub const MSS_MIN: u32 = 536;
+/// Largest allowed `link.mss`, bytes (9000-byte jumbo frames).
+pub const MSS_MAX: u32 = 9000;
+/// Bytes a data packet carries on the wire beyond its payload: IPv4 (20) + TCP (20) + the
+/// TCP timestamp option (12), as Linux sends by default. A full packet is `mss + 52` bytes,
+/// 1500 for the default mss. Buffer sizes given in packets use this packet size.
+pub const HEADER_BYTES: u64 = 52;
+/// Default `flows.init_cwnd`, packets (Linux's initial window, RFC 6928).
+pub const DEFAULT_INIT_CWND: u32 = 10;
+/// Largest allowed `flows.init_cwnd`, packets.
+pub const MAX_INIT_CWND: u32 = 100_000;
+/// Largest allowed `flows.count`.
+pub const MAX_COUNT: u32 = 10_000;
+/// Run length when `duration` is absent (allowed only when every flow is sized): the run
+/// ends when the last flow completes, or after this long, whichever is first.
+pub const SIZED_RUN_CAP_NS: u64 = 300_000_000_000;
+/// Most matrix points one file may expand to.
+pub const MAX_MATRIX_POINTS: usize = 100_000;
+
+/// Congestion-control algorithms the format accepts: canonical name and aliases. Names are
+/// matched case-insensitively and stored in canonical form in [`FlowSpec::cc`]. To add an
+/// algorithm, add a row here (and its implementation in cclab-core).
+pub const CC_ALGORITHMS: &[(&str, &[&str])] = &[
+    ("reno", &["newreno"]),
+    ("cubic", &[]),
+    ("bbr", &["bbr1", "bbrv1"]),
+];
+
+/// The canonical name of a congestion-control algorithm (`"NewReno"` -> `"reno"`), or `None`.
+pub fn canonical_cc(name: &str) -> Option<&'static str> {
+    let n = name.trim().to_ascii_lowercase();
+    CC_ALGORITHMS
+        .iter()
+        .find(|(canon, aliases)| *canon == n || aliases.contains(&n.as_str()))
+        .map(|(canon, _)| *canon)
+}
+
+/// The bottleneck link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// Bottleneck rate, bits per second (> 0).
+    pub rate_bps: u64,
+    /// Base propagation round-trip time, nanoseconds (> 0).
+    pub rtt_ns: u64,
+    /// Bottleneck queue capacity.
+    pub buffer: Buffer,
+    /// Bernoulli loss probability on data packets, in [0, 1).
+    pub loss: f64,
+    /// Bernoulli loss probability on ACKs, in [0, 1).
+    pub ack_loss: f64,
+    /// Maximum segment size (payload bytes per packet), in [`MSS_MIN`, `MSS_MAX`].
+    pub mss: u32,
+}
+
+impl LinkSpec {
+    /// Wire size of a full data packet: `mss + HEADER_BYTES`.
+    pub fn packet_bytes(&self) -> u64 {
+        self.mss as u64 + HEADER_BYTES
+    }
+
+    /// Bandwidth-delay product of the base path, bytes: `rate_bps / 8 * rtt` (rounded).
+    pub fn bdp_bytes(&self) -> u64 {
+        (self.rate_bps as f64 / 8.0 * self.rtt_ns as f64 / 1e9).round() as u64
+    }
+
+    /// The buffer in bytes for this link; see [`Buffer::bytes`].
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer.bytes(self)
+    }
+}
+
+impl Buffer {
+    /// Capacity in bytes on `link`: `Bytes(n)` is n; `Packets(n)` is n x `link.packet_bytes()`;
+    /// `Bdp(x)` is x x `link.bdp_bytes()` rounded, and never less than one packet.
+    pub fn bytes(&self, link: &LinkSpec) -> u64 {
+        match *self {
+            Buffer::Bytes(n) => n,
+            Buffer::Packets(n) => n.saturating_mul(link.packet_bytes()),
+            Buffer::Bdp(x) => {
+                let b = (x * link.bdp_bytes() as f64).round();
+                let b = if b.is_finite() && b < 1.8e19 {
+                    b as u64
+                } else {
+                    u64::MAX
+                };
+                b.max(link.packet_bytes())
+            }
+        }
+    }
+}
+
+/// One `[[flows]]` group: `count` identical flows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSpec {
+    /// Canonical congestion-control name, one of [`CC_ALGORITHMS`] (e.g. `"bbr"`).
+    pub cc: String,
+    /// Number of identical flows in this group (>= 1).
+    pub count: u32,
+    /// Start time from the beginning of the run, nanoseconds.
+    pub start_ns: u64,
+    /// Bytes to transfer; `None` = bulk (sends until the run ends).
+    pub size_bytes: Option<u64>,
+    /// Extra round-trip time of these flows on top of `link.rtt_ns`, nanoseconds.
+    pub rtt_extra_ns: u64,
+    /// Initial congestion window, packets (>= 1).
+    pub init_cwnd: u32,
+}
+
+/// A concrete scenario: one point of a matrix, every value resolved and validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    /// Run length; `None` only when every flow is sized (see [`Scenario::run_limit_ns`]).
+    pub duration_ns: Option<u64>,
+    pub seed: u64,
+    pub link: LinkSpec,
+    /// Flow groups in file order (at least one).
+    pub flows: Vec<FlowSpec>,
+    /// The free-form `[reference]` table, as JSON.
+    pub reference: Option<Value>,
+}
+
+impl Scenario {
+    /// Reads a scenario file; alias of [`crate::ScenarioFile::from_file`].
+    pub fn from_file(
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<crate::ScenarioFile, crate::ScenarioError> {
+        crate::ScenarioFile::from_file(path)
+    }
+
+    /// Parses scenario text; alias of [`crate::ScenarioFile::from_str`].
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(text: &str, origin: &str) -> Result<crate::ScenarioFile, crate::ScenarioError> {
+        crate::ScenarioFile::from_str(text, origin)
+    }
+
+    /// When the run stops at the latest: `duration_ns`, or [`SIZED_RUN_CAP_NS`] when absent.
+    pub fn run_limit_ns(&self) -> u64 {
+        self.duration_ns.unwrap_or(SIZED_RUN_CAP_NS)
+    }
+
+    /// Total number of flows (sum of the groups' counts).
+    pub fn total_flows(&self) -> u64 {
+        self.flows.iter().map(|f| f.count as u64).sum()
+    }
+
+    /// Round-trip propagation time of a flow of `group`: `link.rtt_ns + rtt_extra_ns`.
+    pub fn flow_rtt_ns(&self, group: usize) -> Option<u64> {
+        self.flows
+            .get(group)
+            .map(|f| self.link.rtt_ns.saturating_add(f.rtt_extra_ns))
+    }
+
+    /// Every key with its resolved value (defaults filled in) as a flat, ordered map, in the
+    /// same SI units as matrix params: rates in bit/s, times in seconds, sizes in bytes, loss
+    /// as a probability, `link.buffer` in canonical text plus `link.buffer_bytes`,
+    /// `link.bdp_bytes` and `link.packet_bytes` derived. Flow keys are `flows.<key>` with one
+    /// group and `flows.<i>.<key>` with several. `duration` and `flows.size` are null when
+    /// absent. `description` and `reference` are not included.
+    pub fn resolved(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let secs = |ns: u64| Value::from(ns as f64 / 1e9);
+        m.insert("name".into(), Value::from(self.name.clone()));
+        m.insert(
+            "duration".into(),
+            self.duration_ns.map(secs).unwrap_or(Value::Null),
+        );
+        m.insert("seed".into(), Value::from(self.seed));
+        let l = &self.link;
+        m.insert("link.rate".into(), Value::from(l.rate_bps));
+        m.insert("link.rtt".into(), secs(l.rtt_ns));
+        m.insert("link.buffer".into(), Value::from(l.buffer.to_string()));
+        m.insert("link.buffer_bytes".into(), Value::from(l.buffer_bytes()));
+        m.insert("link.bdp_bytes".into(), Value::from(l.bdp_bytes()));
+        m.insert("link.packet_bytes".into(), Value::from(l.packet_bytes()));
+        m.insert("link.loss".into(), Value::from(l.loss));
+        m.insert("link.ack_loss".into(), Value::from(l.ack_loss));
+        m.insert("link.mss".into(), Value::from(l.mss));
+        let single = self.flows.len() == 1;
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = if single {
+                "flows.".to_string()
+            } else {
+                format!("flows.{i}.")
+            };
+            m.insert(format!("{p}cc"), Value::from(f.cc.clone()));
+            m.insert(format!("{p}count"), Value::from(f.count));
+            m.insert(format!("{p}start"), secs(f.start_ns));
+            m.insert(
+                format!("{p}size"),
+                f.size_bytes.map(Value::from).unwrap_or(Value::Null),
+            );
+            m.insert(format!("{p}rtt_extra"), secs(f.rtt_extra_ns));
+            m.insert(format!("{p}init_cwnd"), Value::from(f.init_cwnd));
+        }
+        m
+    }
+
+    /// This scenario as a scenario file with every key explicit (no lists), suitable for
+    /// saving next to results. Parsing it back yields one matrix point equal to `self`.
+    pub fn to_toml_string(&self) -> String {
+        let mut t = toml::Table::new();
+        t.insert("name".into(), self.name.clone().into());
+        if let Some(d) = &self.description {
+            t.insert("description".into(), d.clone().into());
+        }
+        if let Some(d) = self.duration_ns {
+            t.insert("duration".into(), fmt_time(d).into());
+        }
+        t.insert(
+            "seed".into(),
+            toml::Value::Integer(self.seed.min(i64::MAX as u64) as i64),
+        );
+        let l = &self.link;
+        let mut lt = toml::Table::new();
+        lt.insert("rate".into(), fmt_rate(l.rate_bps).into());
+        lt.insert("rtt".into(), fmt_time(l.rtt_ns).into());
+        lt.insert("buffer".into(), l.buffer.to_string().into());
+        lt.insert("loss".into(), l.loss.into());
+        lt.insert("ack_loss".into(), l.ack_loss.into());
+        lt.insert("mss".into(), toml::Value::Integer(l.mss as i64));
+        t.insert("link".into(), toml::Value::Table(lt));
+        let flows = self
+            .flows
+            .iter()
+            .map(|f| {
+                let mut ft = toml::Table::new();
+                ft.insert("cc".into(), f.cc.clone().into());
+                ft.insert("count".into(), toml::Value::Integer(f.count as i64));
+                ft.insert("start".into(), fmt_time(f.start_ns).into());
+                if let Some(s) = f.size_bytes {
+                    ft.insert("size".into(), fmt_size(s).into());
+                }
+                ft.insert("rtt_extra".into(), fmt_time(f.rtt_extra_ns).into());
+                ft.insert("init_cwnd".into(), toml::Value::Integer(f.init_cwnd as i64));
+                toml::Value::Table(ft)
+            })
+            .collect();
+        t.insert("flows".into(), toml::Value::Array(flows));
+        if let Some(r) = self.reference.as_ref().and_then(json_to_toml) {
+            t.insert("reference".into(), r);
+        }
+        toml::to_string(&t).unwrap_or_default()
+    }
+}
+
+/// JSON to TOML for `[reference]`; nulls (which TOML cannot hold) are dropped.
+fn json_to_toml(v: &Value) -> Option<toml::Value> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => toml::Value::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        Value::String(s) => toml::Value::String(s.clone()),
+        Value::Array(a) => toml::Value::Array(a.iter().filter_map(json_to_toml).collect()),
+        Value::Object(o) => toml::Value::Table(
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?)))
+                .collect(),
+        ),
+    })
+}
