@@ -1,0 +1,75 @@
+//! Scenario (the format every backend reads) -> simulator configuration.
+
+use crate::config::{SimConfig, SimFlow, SimLink};
+use cclab_core::cc::CcKind;
+use cclab_results::RunResult;
+use cclab_scenario::Scenario;
+use std::fmt;
+
+/// A scenario asks for something this backend cannot do.
+#[derive(Debug, Clone)]
+pub struct UnsupportedError(pub String);
+
+impl fmt::Display for UnsupportedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for UnsupportedError {}
+
+/// Most flows one simulated run accepts (memory and time stay sane).
+pub const MAX_FLOWS: u64 = 10_000;
+
+/// Build the simulator configuration for one concrete scenario.
+pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError> {
+    let link = SimLink {
+        rate_bps: sc.link.rate_bps as f64,
+        rtt_ns: sc.link.rtt_ns,
+        buffer_bytes: sc.link.buffer_bytes(),
+        loss: sc.link.loss,
+        ack_loss: sc.link.ack_loss,
+        mss: sc.link.mss,
+    };
+    if sc.total_flows() > MAX_FLOWS {
+        return Err(UnsupportedError(format!(
+            "{}: {} flows in one run; the simulator takes at most {MAX_FLOWS}",
+            sc.name,
+            sc.total_flows()
+        )));
+    }
+    let mut flows = Vec::new();
+    for (g, f) in sc.flows.iter().enumerate() {
+        let cc = CcKind::parse(&f.cc).ok_or_else(|| {
+            UnsupportedError(format!(
+                "{}: congestion control \"{}\" is not available in the sim backend (it has: reno, cubic, bbr)",
+                sc.name, f.cc
+            ))
+        })?;
+        for _ in 0..f.count {
+            flows.push(SimFlow {
+                cc,
+                group: g as u32,
+                start_ns: f.start_ns,
+                size: f.size_bytes,
+                rtt_extra_ns: f.rtt_extra_ns,
+                init_cwnd: f.init_cwnd,
+                pacing: None,
+            });
+        }
+    }
+    Ok(SimConfig {
+        link,
+        flows,
+        duration_ns: sc.duration_ns,
+        max_duration_ns: sc.run_limit_ns(),
+        seed: sc.seed,
+        series_interval_ns: 100_000_000,
+        delayed_ack: true,
+    })
+}
+
+/// Run one concrete scenario on the simulator.
+pub fn run_scenario(sc: &Scenario) -> Result<RunResult, UnsupportedError> {
+    let cfg = config_from_scenario(sc)?;
+    Ok(crate::engine::run(&cfg))
+}

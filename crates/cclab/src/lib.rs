@@ -1,0 +1,11 @@
+//! # cclab: the command-line tool's library
+//!
+//! Everything `cclab` does, callable from tests and other programs:
+//! - [`runner`]: load scenario files, apply `--set` overrides, expand matrices, run every
+//!   point on a backend (in parallel), and collect one [`cclab_results::ResultsDoc`] per file.
+//! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
+//! - [`bench`]: simulator speed benchmarks (`cclab bench`).
+
+pub mod bench;
+pub mod reference;
+pub mod runner;

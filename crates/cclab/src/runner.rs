@@ -1,0 +1,207 @@
+//! Scenario files in, results documents out.
+
+use crate::reference;
+use cclab_results::{ResultsDoc, RunResult, VERSION};
+use cclab_scenario::{MatrixPoint, ScenarioFile};
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Which backend runs the scenarios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sim,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Result<Backend, Error> {
+        match s {
+            "sim" => Ok(Backend::Sim),
+            "kernel" => Err(Error(
+                "the kernel backend is not built yet (issue #3); use --backend sim".into(),
+            )),
+            other => Err(Error(format!("unknown backend \"{other}\" (available: sim)"))),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sim => "sim",
+        }
+    }
+}
+
+/// A one-line, user-facing error.
+#[derive(Debug, Clone)]
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Error {}
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub backend: Backend,
+    /// `--set key=value` overrides, applied in order.
+    pub overrides: Vec<String>,
+    /// `--seed`: replaces the scenario's seed.
+    pub seed: Option<u64>,
+    /// `--repeat N`: every matrix point with N consecutive seeds.
+    pub repeat: u32,
+    /// Worker threads (0 = one per core).
+    pub jobs: usize,
+    /// Show progress on stderr for long matrices.
+    pub progress: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { backend: Backend::Sim, overrides: Vec::new(), seed: None, repeat: 1, jobs: 0, progress: false }
+    }
+}
+
+/// A loaded scenario file, expanded into runs.
+pub struct Plan {
+    pub path: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub points: Vec<MatrixPoint>,
+}
+
+/// Load, override and expand one scenario file.
+pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
+    let mut file = ScenarioFile::from_file(path).map_err(|e| Error(e.to_string()))?;
+    for o in &opts.overrides {
+        file.apply_override(o).map_err(|e| Error(e.to_string()))?;
+    }
+    if let Some(seed) = opts.seed {
+        file.apply_override(&format!("seed={seed}")).map_err(|e| Error(e.to_string()))?;
+    }
+    let points = file.expand().map_err(|e| Error(e.to_string()))?;
+    let first = points.first().ok_or_else(|| Error(format!("{path}: the scenario expands to no runs")))?;
+    Ok(Plan {
+        path: path.to_string(),
+        name: first.scenario.name.clone(),
+        description: first.scenario.description.clone(),
+        points,
+    })
+}
+
+/// One unit of work: a matrix point with one seed.
+struct Job<'a> {
+    point: &'a MatrixPoint,
+    seed: u64,
+}
+
+fn run_job(backend: Backend, job: &Job) -> Result<RunResult, Error> {
+    let mut sc = job.point.scenario.clone();
+    sc.seed = job.seed;
+    let mut r = match backend {
+        Backend::Sim => cclab_sim::run_scenario(&sc).map_err(|e| Error(e.to_string()))?,
+    };
+    r.params = job.point.params.clone();
+    if let Some(refv) = &sc.reference {
+        r.reference = reference::for_run(refv, &job.point.resolved());
+    }
+    Ok(r)
+}
+
+/// Run every point of every plan; returns one document per plan, runs in matrix order
+/// (each point's seeds consecutive).
+pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Error> {
+    let mut jobs = Vec::new();
+    let mut owner = Vec::new();
+    for (pi, p) in plans.iter().enumerate() {
+        for pt in &p.points {
+            for k in 0..opts.repeat.max(1) {
+                jobs.push(Job { point: pt, seed: pt.scenario.seed.wrapping_add(k as u64) });
+                owner.push(pi);
+            }
+        }
+    }
+    let n = jobs.len();
+    let workers = match opts.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        j => j,
+    }
+    .min(n.max(1));
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let finished = AtomicBool::new(false);
+    let results: Mutex<Vec<Option<Result<RunResult, Error>>>> = Mutex::new((0..n).map(|_| None).collect());
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let r = run_job(opts.backend, &jobs[i]);
+                results.lock().unwrap()[i] = Some(r);
+                done.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        if opts.progress {
+            s.spawn(|| progress(&done, &finished, n, start));
+        }
+        // Wait for the workers, then stop the progress thread.
+        while done.load(Ordering::Relaxed) < n {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        finished.store(true, Ordering::Relaxed);
+    });
+    let results = results.into_inner().unwrap();
+    let mut docs: Vec<ResultsDoc> = plans
+        .iter()
+        .map(|p| ResultsDoc {
+            cclab: VERSION.to_string(),
+            scenario: p.name.clone(),
+            backend: opts.backend.name().to_string(),
+            runs: Vec::new(),
+        })
+        .collect();
+    for (i, r) in results.into_iter().enumerate() {
+        let r = r.expect("every job ran")?;
+        docs[owner[i]].runs.push(r);
+    }
+    Ok(docs)
+}
+
+/// Progress on stderr once a matrix has run for 2 s: a live line on a terminal, else a line
+/// every 10 s.
+fn progress(done: &AtomicUsize, finished: &AtomicBool, n: usize, start: Instant) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last_line = Instant::now();
+    let mut shown = false;
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(200));
+        let el = start.elapsed();
+        if el < Duration::from_secs(2) {
+            continue;
+        }
+        let d = done.load(Ordering::Relaxed);
+        let eta = if d > 0 { el.as_secs_f64() / d as f64 * (n - d) as f64 } else { f64::NAN };
+        let msg = format!(
+            "cclab: {d}/{n} runs done, {:.0} s elapsed{}",
+            el.as_secs_f64(),
+            if eta.is_finite() { format!(", ~{eta:.0} s left") } else { String::new() }
+        );
+        if tty {
+            eprint!("\r\x1b[K{msg}");
+            let _ = std::io::stderr().flush();
+            shown = true;
+        } else if last_line.elapsed() >= Duration::from_secs(10) || !shown {
+            eprintln!("{msg}");
+            last_line = Instant::now();
+            shown = true;
+        }
+    }
+    if tty && shown {
+        eprint!("\r\x1b[K");
+    }
+}
