@@ -347,6 +347,16 @@ fn all_keys() -> Vec<(&'static str, String)> {
 
 /// "did you mean ...?" text for an unknown `key` found in `section_prefix` ("", "link.", "flows.").
 fn suggestion(key: &str, section_prefix: &str) -> String {
+    match suggest(key, section_prefix) {
+        (Some(hint), allowed) => {
+            format!("unknown key; did you mean {hint}? (allowed here: {allowed})")
+        }
+        (None, allowed) => format!("unknown key (allowed here: {allowed})"),
+    }
+}
+
+/// The closest known key (in words, e.g. `rate under [link]`) and the keys allowed here.
+fn suggest(key: &str, section_prefix: &str) -> (Option<String>, String) {
     let lower = key.to_ascii_lowercase();
     let here: Vec<&str> = match section_prefix {
         "" => TOP_SCALARS
@@ -362,9 +372,11 @@ fn suggestion(key: &str, section_prefix: &str) -> String {
         4..=6 => 2,
         _ => 3,
     };
-    let allowed = format!("allowed here: {}", here.join(", "));
+    let allowed = here.join(", ");
     let place = |q: &str| -> String {
-        if let Some(k) = q.strip_prefix("link.") {
+        if !section_prefix.is_empty() && q.starts_with(section_prefix) {
+            q[section_prefix.len()..].to_string()
+        } else if let Some(k) = q.strip_prefix("link.") {
             format!("{k} under [link]")
         } else if let Some(k) = q.strip_prefix("flows.") {
             format!("{k} under [[flows]]")
@@ -390,26 +402,26 @@ fn suggestion(key: &str, section_prefix: &str) -> String {
         .min();
     // 1. The exact name of a key of another table.
     if let (Some((0, q)), false) = (&best_elsewhere, here.contains(&lower.as_str())) {
-        return format!("did you mean {}? ({allowed})", place(q));
+        return (Some(place(q)), allowed);
     }
     // 2. A close key in the same table.
     if let Some((d, k)) = best_here {
         if d <= limit {
-            return format!("did you mean {k}? ({allowed})");
+            return (Some(k.to_string()), allowed);
         }
     }
     // 3. A synonym, or a close key of another table.
     for (syn, q) in SYNONYMS {
         if *syn == lower {
-            return format!("did you mean {}? ({allowed})", place(q));
+            return (Some(place(q)), allowed);
         }
     }
     if let Some((d, q)) = best_elsewhere {
         if d <= limit {
-            return format!("did you mean {}? ({allowed})", place(&q));
+            return (Some(place(&q)), allowed);
         }
     }
-    allowed
+    (None, allowed)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -439,14 +451,7 @@ pub struct MatrixPoint {
 impl MatrixPoint {
     /// `key=value` pairs of `params` joined by `,` (`"link.loss=0.01,flows.cc=bbr"`), or `""`.
     pub fn label(&self) -> String {
-        self.params
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => format!("{k}={s}"),
-                other => format!("{k}={other}"),
-            })
-            .collect::<Vec<_>>()
-            .join(",")
+        label_of(&self.params)
     }
 
     /// Every resolved key of the scenario; see [`Scenario::resolved`].
@@ -597,7 +602,7 @@ impl ScenarioFile {
                     &e.key_loc,
                     Some(e.key.clone()),
                     None,
-                    format!("unknown key ({})", suggestion(&e.key, "")),
+                    suggestion(&e.key, ""),
                 ));
             }
         }
@@ -832,12 +837,7 @@ impl ScenarioFile {
             }
             let scenario = self.build(&ctx, &pick).map_err(|mut e| {
                 if !params.is_empty() && e.kind == ErrorKind::Inconsistent {
-                    let label = MatrixPoint {
-                        index,
-                        params: params.clone(),
-                        scenario: dummy(),
-                    }
-                    .label();
+                    let label = label_of(&params);
                     e.message = format!(
                         "{} (in matrix point {} of {total}: {label})",
                         e.message,
@@ -1019,7 +1019,7 @@ impl ScenarioFile {
         let parts: Vec<&str> = key.split('.').collect();
         let known = |section: Section, k: &str| section_keys(section).iter().any(|(x, _)| *x == k);
         let unknown = |prefix: &str, k: &str| {
-            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("unknown key ({}; override keys: name, duration, seed, description, link.<key>, flows.<key>, flows.<i>.<key>)", suggestion(k, prefix)))
+            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("{}; override keys: name, duration, seed, description, link.<key>, flows.<key>, flows.<i>.<key>", suggestion(k, prefix)))
         };
         let before = self.root.clone();
         let groups = self.flow_groups();
@@ -1168,23 +1168,15 @@ fn param_name(section: Section, key: &str, single_group: bool) -> String {
     }
 }
 
-fn dummy() -> Scenario {
-    Scenario {
-        name: String::new(),
-        description: None,
-        duration_ns: None,
-        seed: 0,
-        link: LinkSpec {
-            rate_bps: 0,
-            rtt_ns: 0,
-            buffer: Buffer::Bdp(1.0),
-            loss: 0.0,
-            ack_loss: 0.0,
-            mss: DEFAULT_MSS,
-        },
-        flows: vec![],
-        reference: None,
-    }
+fn label_of(params: &Map<String, Value>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Checks the keys of `[link]` or one `[[flows]]` group and their values.
@@ -1208,7 +1200,7 @@ fn check_table(
                     &e.key_loc,
                     Some(qualified(section, &e.key)),
                     None,
-                    format!("unknown key ({})", suggestion(&e.key, prefix)),
+                    suggestion(&e.key, prefix),
                 ));
             }
         }

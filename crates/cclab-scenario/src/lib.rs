@@ -24,6 +24,10 @@
 //! assert_eq!(points[3].scenario.link.loss, 0.01);
 //! ```
 
+// Errors are built once per failed load, so their size does not matter; pub fields keep them
+// easy to inspect.
+#![allow(clippy::result_large_err)]
+
 mod error;
 mod file;
 mod model;

@@ -160,7 +160,7 @@ pub(crate) fn convert_table(
         });
     }
     // Keep file order even if the map does not (it does with `preserve_order`).
-    entries.sort_by(|a, b| loc_order(&a.key_loc).cmp(&loc_order(&b.key_loc)));
+    entries.sort_by_key(|e| loc_order(&e.key_loc));
     Ok(Table { entries })
 }
 

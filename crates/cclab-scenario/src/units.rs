@@ -131,6 +131,8 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
         ));
     }
     let lower = unit.to_ascii_lowercase();
+    let n = text.trim();
+    let n = n[..n.len() - unit.len()].trim();
     // (decimal power of ten, binary power of 1024, bytes?)
     let (pow10, pow1024, bytes): (i32, i32, bool) = if let Some(p) = lower
         .strip_suffix("bit/s")
@@ -144,12 +146,11 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
             false,
         )
     } else if let Some(p) = lower.strip_suffix("bps") {
-        // The 'b' of "bps" is the character before "ps"; a capital B there means bytes in
-        // some conventions (MBps), so refuse rather than guess.
-        if unit.ends_with("Bps") {
+        // A capital B in "Bps" means bytes in some conventions (MBps), so refuse rather
+        // than guess.
+        if let Some(prefix) = unit.strip_suffix("Bps") {
             return Err(format!(
-                "ambiguous rate unit \"{unit}\" (write \"{p}bit\" for bits/s or \"{P}B/s\" for bytes/s)",
-                P = &unit[..unit.len() - 3]
+                "ambiguous rate unit \"{unit}\" (write \"{n}{p}bit\" for bits/s or \"{n}{prefix}B/s\" for bytes/s)"
             ));
         }
         (
@@ -178,7 +179,7 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
         }
     } else if lower.ends_with("b/s") {
         return Err(format!(
-            "ambiguous rate unit \"{unit}\" (write \"{p}bit\" for bits/s or \"{p}B/s\" with a capital B for bytes/s)",
+            "ambiguous rate unit \"{unit}\" (write \"{n}{p}bit\" for bits/s or \"{n}{p}B/s\" with a capital B for bytes/s)",
             p = &unit[..unit.len() - 3]
         ));
     } else {
@@ -388,7 +389,7 @@ pub fn fmt_rate(bps: u64) -> String {
         (1_000_000, "mbit"),
         (1_000, "kbit"),
     ] {
-        if bps >= div && bps % div == 0 {
+        if bps >= div && bps.checked_rem(div) == Some(0) {
             return format!("{}{unit}", bps / div);
         }
     }
@@ -401,7 +402,7 @@ pub fn fmt_time(ns: u64) -> String {
         return "0s".into();
     }
     for (div, unit) in [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "us")] {
-        if ns % div == 0 {
+        if ns.checked_rem(div) == Some(0) {
             return format!("{}{unit}", ns / div);
         }
     }
@@ -416,7 +417,7 @@ pub fn fmt_size(bytes: u64) -> String {
         (1_000_000, "mb"),
         (1_000, "kb"),
     ] {
-        if bytes >= div && bytes % div == 0 {
+        if bytes >= div && bytes.checked_rem(div) == Some(0) {
             return format!("{}{unit}", bytes / div);
         }
     }

@@ -346,7 +346,7 @@ fn error_unknown_key_with_suggestion() {
         &with_link("bandwidth = \"1gbit\""),
         6,
         "link.bandwidth",
-        "did you mean rate under [link]?",
+        "did you mean rate?",
     );
     assert_error(
         &with_link("zzzzzz = 1"),
@@ -1180,4 +1180,52 @@ fn garbage_never_panics() {
             Buffer::parse(&text),
         );
     }
+}
+
+// ------------------------------------------------------------------------------------------
+// The format reference stays true
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn docs_examples_parse() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenarios.md");
+    let doc = std::fs::read_to_string(path).expect("docs/scenarios.md");
+    let blocks: Vec<&str> = doc
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert_eq!(blocks.len(), 2, "toml examples in the doc");
+    let lan = load(blocks[0]).expand().unwrap();
+    assert_eq!(lan.len(), 1);
+    assert_eq!(lan[0].scenario.link.loss, 0.01);
+    assert_eq!(
+        lan[0].scenario.reference.as_ref().unwrap()["expected_goodput_mbit"],
+        json!(11.7)
+    );
+    let sweep = load(blocks[1]);
+    assert_eq!(
+        sweep.sweep_keys(),
+        ["seed", "link.rtt", "link.loss", "flows.cc"]
+    );
+    let pts = sweep.expand().unwrap();
+    assert_eq!(pts.len(), 24);
+    assert_eq!(
+        pts[2].label(),
+        "seed=1,link.rtt=0.01,link.loss=0.001,flows.cc=cubic"
+    );
+    assert_eq!(
+        pts[23].label(),
+        "seed=2,link.rtt=0.1,link.loss=0.01,flows.cc=bbr"
+    );
+    // The first documented error message is what the code prints.
+    let e = ScenarioFile::from_str(&edit(4, "rate = \"100mbps/s\""), "seeds/x.toml").unwrap_err();
+    assert!(doc.contains(&e.to_string()), "{e}");
+    let e = ScenarioFile::from_str(&with_link("queue = \"1bdp\""), "seeds/x.toml").unwrap_err();
+    assert!(doc.contains(&e.to_string()), "{e}");
+    let e = load(BASE).apply_override("link.loss=2").unwrap_err();
+    assert!(
+        doc.contains(&e.to_string().replace("t.toml", "seeds/x.toml")),
+        "{e}"
+    );
 }
