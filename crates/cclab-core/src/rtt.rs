@@ -45,7 +45,7 @@ impl RttEstimator {
     }
 
     /// Feed one RTT sample taken at `now`.
-    pub fn on_sample(&mut self, now: Nanos, rtt: Nanos) {
+    pub fn on_sample(&mut self, _now: Nanos, rtt: Nanos) {
         let rtt = rtt.max(1);
         self.latest = rtt;
         if !self.has_sample {

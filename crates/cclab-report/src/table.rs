@@ -99,7 +99,11 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
                         let bps = r.get("goodput_bps")?.as_f64()?;
                         let unit = r.get("unit").and_then(|u| u.as_str()).unwrap_or("Mbit/s");
                         let cc_ok = r.get("flows.cc").and_then(|c| c.as_str()).is_none_or(|c| c == f.cc);
-                        (first || run.flows.len() == 1 || cc_ok).then(|| units::rate_in(bps, unit))
+                        (first || run.flows.len() == 1 || cc_ok).then(|| {
+                            let own = units::rate_in(bps, unit);
+                            let bits = units::rate(bps);
+                            if own.ends_with("bit/s") { own } else { format!("{bits} ({own})") }
+                        })
                     })
                     .filter(|_| first)
                     .unwrap_or_default();

@@ -4,10 +4,10 @@ fn main() {
     let a: Vec<String> = std::env::args().collect();
     let cc = CcKind::parse(&a[1]).unwrap();
     let rate: f64 = a[2].parse().unwrap();
-    let rtt_ms: u64 = a[3].parse().unwrap();
+    let rtt_us: f64 = a[3].parse::<f64>().unwrap() * 1000.0;
     let loss: f64 = a[4].parse().unwrap();
     let dur: u64 = a[5].parse().unwrap();
-    let cfg = SimConfig::single(cc, rate, rtt_ms * 1_000_000, 1.0, loss, dur * 1_000_000_000);
+    let cfg = SimConfig::single(cc, rate, (rtt_us * 1000.0) as u64, 1.0, loss, dur * 1_000_000_000);
     let t = std::time::Instant::now();
     let r = run(&cfg);
     let el = t.elapsed().as_secs_f64();

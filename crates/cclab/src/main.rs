@@ -1,1 +1,210 @@
-fn main() {}
+use cclab::bench;
+use cclab::runner::{self, Backend, Error, RunOptions};
+use cclab_report::{export, table};
+use clap::{Args, Parser, Subcommand};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const FORMAT_HELP: &str = "\
+SCENARIO FORMAT (full reference: docs/scenarios.md)
+  name = \"lossy-lan\"        duration = \"10s\"        seed = 1
+  [link]   rate = \"100mbit\"  rtt = \"50ms\"  buffer = \"1bdp\"  loss = \"1%\"  ack_loss = 0  mss = 1448
+  [[flows]] cc = \"bbr\"  count = 1  start = \"0s\"  size = \"25mb\"  rtt_extra = \"0ms\"  init_cwnd = 10
+  [reference]  published figures shown beside cclab's (see docs/scenarios.md)
+  Units: rates 100mbit 10gbit 12.5MB/s; times 50ms 10s; sizes 640kb 25mb (decimal; kib/mib binary);
+  loss 1% or 0.01; buffer 1bdp 100pkt 256kb. Any value may be a list: the runs are the cartesian
+  product (a matrix), e.g. loss = [0, \"1%\"] with cc = [\"cubic\", \"bbr\"] is 4 runs.";
+
+#[derive(Parser)]
+#[command(
+    name = "cclab",
+    version,
+    about = "Congestion-control lab: describe a path and a workload once, run it, compare controllers",
+    after_help = "Examples:\n  cclab run scenarios/seeds/*.toml\n  cclab run scenarios/seeds/lossy-lan.toml --set link.loss=[0,0.1%,1%] --json\n  cclab bench"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run scenario files and print a table (or JSON); see `cclab run --help` for the format
+    #[command(after_help = FORMAT_HELP)]
+    Run(RunArgs),
+    /// Measure simulator speed on the reference workloads (simulated packets per wall second)
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Scenario files (TOML)
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Backend that runs the scenarios
+    #[arg(long, default_value = "sim", value_name = "sim")]
+    backend: String,
+    /// Print the results document(s) as JSON on stdout instead of the table
+    #[arg(long)]
+    json: bool,
+    /// Write results.json, flows.csv and per-run time-series CSV into DIR
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Use this seed instead of the scenario's
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Override a scenario value, e.g. --set link.loss=1% or --set 'flows.cc=[cubic,bbr]' (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run every matrix point N times with consecutive seeds
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// Parallel runs (default: one per core)
+    #[arg(short, long, default_value_t = 0, value_name = "N")]
+    jobs: usize,
+    /// No progress messages on stderr
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Print the measurements as JSON
+    #[arg(long)]
+    json: bool,
+    /// Repeat each case N times and keep the best wall time
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    repeat: u32,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Bench(a) => cmd_bench(a),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cclab: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cmd_run(a: RunArgs) -> Result<(), Error> {
+    let backend = Backend::parse(&a.backend)?;
+    if a.repeat == 0 {
+        return Err(Error("--repeat must be at least 1".into()));
+    }
+    let opts = RunOptions {
+        backend,
+        overrides: a.set.clone(),
+        seed: a.seed,
+        repeat: a.repeat,
+        jobs: a.jobs,
+        progress: !a.quiet,
+    };
+    let mut plans = Vec::new();
+    for f in &a.files {
+        plans.push(runner::plan(&f.to_string_lossy(), &opts)?);
+    }
+    // Check the output directory before spending time on runs.
+    if let Some(dir) = &a.out {
+        prepare_dir(dir)?;
+    }
+    let docs = runner::execute(&plans, &opts)?;
+    if let Some(dir) = &a.out {
+        write_out(dir, &plans, &docs)?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if a.json {
+        let text = if docs.len() == 1 {
+            export::json(&docs[0])
+        } else {
+            let vals: Vec<serde_json::Value> =
+                docs.iter().map(|d| serde_json::from_str(&export::json(d)).expect("valid json")).collect();
+            serde_json::to_string_pretty(&vals).expect("json")
+        };
+        let _ = writeln!(out, "{text}");
+    } else {
+        for (p, d) in plans.iter().zip(&docs) {
+            let runs = d.runs.len();
+            let mut title = format!(
+                "{}  ({}, {} backend, {} run{})",
+                p.name,
+                p.path,
+                d.backend,
+                runs,
+                if runs == 1 { "" } else { "s" }
+            );
+            if let Some(desc) = &p.description {
+                title.push_str(&format!("\n  {}", desc.trim()));
+            }
+            let _ = writeln!(out, "{}", table::render(d, &title));
+        }
+        if let Some(dir) = &a.out {
+            let _ = writeln!(out, "results written to {}", dir.display());
+        }
+    }
+    Ok(())
+}
+
+fn prepare_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error(format!("cannot create output directory {}: {e}", dir.display())))
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| Error(format!("cannot write {}: {e}", path.display())))
+}
+
+/// DIR/results.json, DIR/flows.csv, DIR/series/run-<k>.csv; with several files, one
+/// sub-directory per scenario name.
+fn write_out(dir: &Path, plans: &[runner::Plan], docs: &[cclab_results::ResultsDoc]) -> Result<(), Error> {
+    for (p, d) in plans.iter().zip(docs) {
+        let base = if docs.len() == 1 { dir.to_path_buf() } else { dir.join(&p.name) };
+        prepare_dir(&base)?;
+        write_file(&base.join("results.json"), &export::json(d))?;
+        write_file(&base.join("flows.csv"), &export::flows_csv(d))?;
+        let sdir = base.join("series");
+        prepare_dir(&sdir)?;
+        for (i, r) in d.runs.iter().enumerate() {
+            if let Some(s) = &r.series {
+                write_file(&sdir.join(format!("run-{}.csv", i + 1)), &s.to_csv())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
+    let cases = bench::cases();
+    let mut results = Vec::new();
+    let tty = std::io::stderr().is_terminal();
+    for c in &cases {
+        if !a.json && tty {
+            eprint!("running {} ...\r", c.name);
+        }
+        let m = bench::measure(c, a.repeat);
+        if !a.json {
+            println!(
+                "{:<32} {:>7.3} s wall (target {:>4} s) {}  {:>5.2} M packets/s  {:>6.1} s simulated, {:.1} M packets",
+                m.name,
+                m.wall_s,
+                m.target_s,
+                if m.met_target { "ok  " } else { "SLOW" },
+                m.packets_per_s / 1e6,
+                m.simulated_s,
+                m.packets as f64 / 1e6
+            );
+        }
+        results.push(m);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&results).expect("json"));
+    }
+    Ok(())
+}

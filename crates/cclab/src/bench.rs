@@ -1,0 +1,88 @@
+//! `cclab bench`: how fast the simulator runs, on the reference workloads of issue #2.
+
+use cclab_core::cc::CcKind;
+use cclab_sim::{SimConfig, Simulation};
+use serde::Serialize;
+use std::time::Instant;
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+/// One benchmark case and its wall-clock target.
+pub struct Case {
+    pub name: &'static str,
+    pub cfg: SimConfig,
+    pub target_s: f64,
+}
+
+/// A measured case.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    pub name: String,
+    pub simulated_s: f64,
+    pub wall_s: f64,
+    pub target_s: f64,
+    /// Data packets through the bottleneck.
+    pub packets: u64,
+    pub packets_per_s: f64,
+    pub events: u64,
+    pub events_per_s: f64,
+    pub goodput_bps: f64,
+    pub met_target: bool,
+}
+
+/// The reference cases: 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR flow.
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "bbr 100mbit 100ms 60s",
+            cfg: SimConfig::single(CcKind::Bbr, 100e6, 100 * MS, 1.0, 0.0, 60 * S),
+            target_s: 0.4,
+        },
+        Case {
+            name: "bbr 10gbit 100ms 1% 10s",
+            cfg: SimConfig::single(CcKind::Bbr, 10e9, 100 * MS, 1.0, 0.01, 10 * S),
+            target_s: 10.0,
+        },
+        Case {
+            name: "cubic 1gbit 20ms 10 flows 30s",
+            cfg: {
+                let mut c = SimConfig::single(CcKind::Cubic, 1e9, 20 * MS, 1.0, 0.0, 30 * S);
+                let f = c.flows[0].clone();
+                c.flows = vec![f; 10];
+                c
+            },
+            target_s: 10.0,
+        },
+    ]
+}
+
+/// Run one case, best of `repeats` wall times.
+pub fn measure(case: &Case, repeats: u32) -> Measured {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let t = Instant::now();
+        let mut sim = Simulation::new(case.cfg.clone());
+        sim.run_to_end();
+        let wall = t.elapsed().as_secs_f64();
+        best = best.min(wall);
+        let events = sim.events();
+        let packets = sim.packets_forwarded();
+        let r = sim.into_result();
+        last = Some((events, packets, r.flows.iter().map(|f| f.goodput_bps).sum::<f64>(), r.duration_s));
+    }
+    let (events, packets, goodput, dur) = last.unwrap();
+    Measured {
+        name: case.name.to_string(),
+        simulated_s: dur,
+        wall_s: best,
+        target_s: case.target_s,
+        packets,
+        packets_per_s: packets as f64 / best,
+        events,
+        events_per_s: events as f64 / best,
+        goodput_bps: goodput,
+        met_target: best <= case.target_s,
+    }
+}

@@ -1,0 +1,94 @@
+//! Each seed scenario (scenarios/seeds/, one per field report in shared/seeds.md) shows the
+//! relation that report published, on the sim backend.
+
+use cclab::runner::{execute, plan, RunOptions};
+use cclab_results::{ResultsDoc, RunResult};
+
+fn run(name: &str) -> ResultsDoc {
+    let path = format!("{}/../../scenarios/seeds/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let opts = RunOptions::default();
+    let p = plan(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    execute(&[p], &opts).unwrap_or_else(|e| panic!("{e}")).remove(0)
+}
+
+fn find<'a>(doc: &'a ResultsDoc, want: &[(&str, serde_json::Value)]) -> &'a RunResult {
+    doc.runs
+        .iter()
+        .find(|r| want.iter().all(|(k, v)| r.params.get(*k) == Some(v)))
+        .unwrap_or_else(|| panic!("no run with {want:?}"))
+}
+
+fn goodput(r: &RunResult) -> f64 {
+    r.flows[0].goodput_bps
+}
+
+use serde_json::json;
+
+/// Shallow-buffered multi-Gbit path: BBR somewhat more throughput than CUBIC, many times
+/// the retransmissions.
+#[test]
+fn lan_vm() {
+    let d = run("lan-vm");
+    let cubic = find(&d, &[("flows.cc", json!("cubic"))]);
+    let bbr = find(&d, &[("flows.cc", json!("bbr"))]);
+    let ratio = goodput(bbr) / goodput(cubic);
+    assert!((1.1..=2.0).contains(&ratio), "bbr/cubic goodput {ratio:.2}");
+    let rx = bbr.flows[0].retransmits as f64 / cubic.flows[0].retransmits.max(1) as f64;
+    assert!(rx >= 5.0, "bbr/cubic retransmits {rx:.1}");
+    // The published figure travels with the run.
+    assert!(bbr.reference.as_ref().unwrap()["goodput_bps"].as_f64().unwrap() > 2e9);
+}
+
+/// Without loss both fill the link; at 1% CUBIC falls to a fraction, BBR stays near the link.
+#[test]
+fn lossy_lan() {
+    let d = run("lossy-lan");
+    let g = |loss: f64, cc: &str| goodput(find(&d, &[("link.loss", json!(loss)), ("flows.cc", json!(cc))]));
+    let link = 10e9 * 1448.0 / 1500.0;
+    assert!(g(0.0, "cubic") >= 0.9 * link);
+    assert!(g(0.0, "bbr") >= 0.9 * link);
+    assert!(g(0.01, "cubic") <= link / 4.0, "cubic at 1%: {}", g(0.01, "cubic"));
+    assert!(g(0.01, "bbr") >= 0.9 * g(0.0, "bbr"), "bbr at 1%: {}", g(0.01, "bbr"));
+}
+
+/// Lightly lossy shared path: BBR gains a lot, the idle (minimum) RTT does not move.
+#[test]
+fn vps_http() {
+    let d = run("vps-http");
+    let cubic = find(&d, &[("flows.cc", json!("cubic"))]);
+    let bbr = find(&d, &[("flows.cc", json!("bbr"))]);
+    let gain = goodput(bbr) / goodput(cubic);
+    assert!(gain >= 1.3, "bbr gain {gain:.2}");
+    let d_min = (bbr.flows[0].rtt_ms.min - cubic.flows[0].rtt_ms.min).abs();
+    assert!(d_min <= 1.0, "idle rtt moved by {d_min} ms");
+}
+
+/// Long paths with light loss: CUBIC falls with RTT, BBR stays near the path rate, and BBR
+/// leads at every RTT.
+#[test]
+fn rtt_sweep() {
+    let d = run("rtt-sweep");
+    let g = |rtt: f64, cc: &str| goodput(find(&d, &[("link.rtt", json!(rtt)), ("flows.cc", json!(cc))]));
+    let rtts = [0.006, 0.099, 0.231];
+    for &r in &rtts {
+        assert!(g(r, "bbr") >= 0.8 * 600e6, "bbr at {r}: {}", g(r, "bbr"));
+        assert!(g(r, "bbr") >= 2.0 * g(r, "cubic"), "bbr/cubic at {r}");
+    }
+    assert!(g(0.006, "cubic") >= 3.0 * g(0.231, "cubic"), "cubic should fall with RTT");
+    assert!(g(0.006, "cubic") > g(0.099, "cubic") && g(0.099, "cubic") > g(0.231, "cubic"));
+}
+
+/// Small transfers: startup dominates, BBR within ~10% of CUBIC; large: BBR leads by >= 20%.
+#[test]
+fn small_files() {
+    let d = run("small-files");
+    let g = |size: u64, cc: &str| {
+        let r = find(&d, &[("flows.size", json!(size)), ("flows.cc", json!(cc))]);
+        assert!(r.flows[0].fct_s.is_some(), "{cc} {size} did not complete");
+        goodput(r)
+    };
+    let small = g(640_000, "bbr") / g(640_000, "cubic");
+    assert!((0.9..=1.1).contains(&small), "640 KB bbr/cubic {small:.2}");
+    let large = g(25_000_000, "bbr") / g(25_000_000, "cubic");
+    assert!(large >= 1.2, "25 MB bbr/cubic {large:.2}");
+}
