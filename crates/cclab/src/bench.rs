@@ -40,6 +40,12 @@ pub fn cases() -> Vec<Case> {
             target_s: 0.4,
         },
         Case {
+            // With the next case: per-packet cost must not grow with the window (~8.6k vs ~86k packets).
+            name: "bbr 1gbit 100ms 1% 10s",
+            cfg: SimConfig::single(CcKind::Bbr, 1e9, 100 * MS, 1.0, 0.01, 10 * S),
+            target_s: 1.0,
+        },
+        Case {
             name: "bbr 10gbit 100ms 1% 10s",
             cfg: SimConfig::single(CcKind::Bbr, 10e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 10.0,
