@@ -1,12 +1,15 @@
 //! The receiving end: in-order reassembly, cumulative ACK + SACK, delayed ACKs.
 //!
 //! ACK policy as Linux (`__tcp_ack_snd_check()` in net/ipv4/tcp_input.c):
-//! - ACK at once when more than one full segment is unacknowledged (every second segment),
-//!   while in quick-ACK mode (the first 16 ACKs of a connection, `TCP_MAX_QUICKACKS`), and
-//!   whenever out-of-order data is queued (every segment above a hole, and the one that
-//!   fills it, is ACKed immediately so the sender sees the SACK information quickly);
-//! - otherwise hold the ACK for up to the delayed-ACK timeout (40 ms, `TCP_DELACK_MIN`;
-//!   Linux adapts it between 40 and 200 ms, this model keeps the minimum).
+//! - ACK at once when more than one full segment of in-order data is unacknowledged (every
+//!   second segment), while in quick-ACK mode (the first 16 ACKs of a connection,
+//!   `TCP_MAX_QUICKACKS`, and again after a duplicate segment), and when a segment fills a
+//!   hole (`ICSK_ACK_NOW`);
+//! - with out-of-order data queued, the first 3 ACKs per `rcv_nxt` value go out at once; after
+//!   that SACKs are compressed (`tcp_comp_sack_*`): one ACK per min(1 ms, RTT/20) or per 44
+//!   segments, whichever comes first;
+//! - otherwise hold the ACK for up to the delayed-ACK timeout (40 ms, `TCP_DELACK_MIN`; Linux
+//!   adapts it between 40 and 200 ms, this model keeps the minimum).
 //!
 //! SACK blocks (RFC 2018 as Linux builds them): the first block covers the most recently
 //! received segment; the others repeat the most recently reported blocks, up to
@@ -21,6 +24,14 @@ use std::collections::VecDeque;
 pub const MAX_QUICKACKS: u32 = 16;
 /// Linux `TCP_DELACK_MIN`.
 pub const DELACK_TIMEOUT: Nanos = 40 * NS_PER_MS;
+/// Linux `sysctl_tcp_comp_sack_delay_ns` (default 1 ms).
+pub const COMP_SACK_DELAY_MAX: Nanos = NS_PER_MS;
+/// Linux `sysctl_tcp_comp_sack_nr` (default 44).
+pub const COMP_SACK_NR: u32 = 44;
+/// Immediate duplicate ACKs per `rcv_nxt` before SACK compression (`TCP_FASTRETRANS_THRESH`).
+const DUPACKS_BEFORE_COMPRESSION: u32 = 3;
+/// Blocks remembered for SACK generation (Linux keeps 4 in `selective_acks`).
+const REMEMBERED_BLOCKS: usize = 4;
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
@@ -28,6 +39,9 @@ pub struct ReceiverConfig {
     /// Total bytes of a sized transfer, `None` for a bulk flow.
     pub size: Option<u64>,
     pub delayed_ack: bool,
+    /// The receiver's RTT estimate, used to size SACK compression. Linux measures it from
+    /// TCP timestamps (`rcv_rtt_est`); this model carries none, so the driver supplies it.
+    pub rtt_hint: Nanos,
 }
 
 #[derive(Debug)]
@@ -35,20 +49,25 @@ pub struct Receiver {
     cfg: ReceiverConfig,
     /// Next segment expected in order.
     rcv_nxt: u64,
+    /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
+    rcv_wup: u64,
     /// Out-of-order segments held for reassembly.
     ooo: RangeSet,
-    /// Sequence numbers of recent out-of-order arrivals, newest first (for SACK block order).
+    /// One sequence number inside each recently reported SACK block, newest first.
     recent: VecDeque<u64>,
-    /// Segments received since the last ACK was sent.
-    unacked_segs: u32,
     quickacks: u32,
     delack_deadline: Option<Nanos>,
+    comp_deadline: Option<Nanos>,
+    compressed_acks: u32,
+    compressed_rcv_nxt: u64,
+    dup_ack_counter: u32,
     /// Bytes handed to the application in order.
     delivered_bytes: u64,
     /// Time the last byte of a sized transfer arrived.
     completed_at: Option<Nanos>,
     pub segments_received: u64,
     pub duplicate_segments: u64,
+    pub acks_sent: u64,
 }
 
 impl Receiver {
@@ -56,15 +75,20 @@ impl Receiver {
         Receiver {
             cfg,
             rcv_nxt: 0,
+            rcv_wup: 0,
             ooo: RangeSet::new(),
-            recent: VecDeque::with_capacity(8),
-            unacked_segs: 0,
+            recent: VecDeque::with_capacity(REMEMBERED_BLOCKS + 1),
             quickacks: MAX_QUICKACKS,
             delack_deadline: None,
+            comp_deadline: None,
+            compressed_acks: 0,
+            compressed_rcv_nxt: u64::MAX,
+            dup_ack_counter: 0,
             delivered_bytes: 0,
             completed_at: None,
             segments_received: 0,
             duplicate_segments: 0,
+            acks_sent: 0,
         }
     }
 
@@ -97,67 +121,97 @@ impl Receiver {
     /// A data segment arrived at `now`. Returns the ACK to send now, if any.
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) -> Option<Ack> {
         self.segments_received += 1;
-        let mut immediate = false;
+        let mut ack_now = false;
         let mut dup = false;
         if seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq) {
-            // Duplicate: ACK at once (Linux sends a (D)SACK-carrying ACK immediately).
+            // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
             self.duplicate_segments += 1;
-            immediate = true;
+            self.quickacks = MAX_QUICKACKS;
+            ack_now = true;
             dup = true;
         } else if seg.seq == self.rcv_nxt {
             self.rcv_nxt += 1;
             if !self.ooo.is_empty() {
-                // Filled (part of) a hole: pull in what follows.
+                // Filled (part of) a hole: pull in what follows and ACK at once.
                 if let Some(r) = self.ooo.first() {
                     if r.start == self.rcv_nxt {
                         self.rcv_nxt = r.end;
                     }
                 }
                 self.ooo.remove_below(self.rcv_nxt);
-                immediate = true;
+                ack_now = true;
             }
             self.delivered_bytes = self.bytes_below(self.rcv_nxt);
         } else {
             self.ooo.insert(seg.seq..seg.seq + 1);
-            self.recent.retain(|&s| s != seg.seq);
+            if let Some(r) = self.ooo.range_containing(seg.seq) {
+                self.recent.retain(|s| !r.contains(s));
+            }
             self.recent.push_front(seg.seq);
-            self.recent.truncate(8);
-            immediate = true;
+            self.recent.truncate(REMEMBERED_BLOCKS);
         }
         if self.completed_at.is_none() && Some(self.rcv_nxt) == self.total_segs() {
+            // The transfer is complete (the FIN would be ACKed at once).
             self.completed_at = Some(now);
-            immediate = true;
+            ack_now = true;
         }
-        self.unacked_segs += 1;
-        if immediate || !self.cfg.delayed_ack || self.quickacks > 0 || self.unacked_segs >= 2 || !self.ooo.is_empty() {
-            let mut a = self.make_ack(false);
-            a.dsack = dup;
-            return Some(a);
+        let more_than_one_segment = self.rcv_nxt - self.rcv_wup > 1;
+        if ack_now || !self.cfg.delayed_ack || more_than_one_segment || self.quickacks > 0 {
+            return Some(self.make_ack(false, dup));
         }
-        if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + DELACK_TIMEOUT);
+        if self.ooo.is_empty() {
+            if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + DELACK_TIMEOUT);
+            }
+            return None;
+        }
+        // Out-of-order data queued: SACK compression.
+        if self.compressed_acks >= COMP_SACK_NR {
+            return Some(self.make_ack(false, false));
+        }
+        if self.compressed_rcv_nxt != self.rcv_nxt {
+            self.compressed_rcv_nxt = self.rcv_nxt;
+            self.dup_ack_counter = 0;
+        }
+        if self.dup_ack_counter < DUPACKS_BEFORE_COMPRESSION {
+            self.dup_ack_counter += 1;
+            return Some(self.make_ack(false, false));
+        }
+        self.compressed_acks += 1;
+        if self.comp_deadline.is_none() {
+            let delay = COMP_SACK_DELAY_MAX.min(self.cfg.rtt_hint / 20).max(1);
+            self.comp_deadline = Some(now + delay);
         }
         None
     }
 
-    /// Deadline of the delayed-ACK timer, if armed.
+    /// Deadline of the delayed-ACK or SACK-compression timer, if armed.
     pub fn next_timeout(&self) -> Option<Nanos> {
-        self.delack_deadline
+        match (self.delack_deadline, self.comp_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Timer expiry: returns the delayed ACK if one is due.
+    /// Timer expiry: returns the held ACK if one is due.
     pub fn on_timeout(&mut self, now: Nanos) -> Option<Ack> {
-        match self.delack_deadline {
-            Some(t) if t <= now => Some(self.make_ack(true)),
+        match self.next_timeout() {
+            Some(t) if t <= now => {
+                let delayed = self.comp_deadline.is_none();
+                Some(self.make_ack(delayed, false))
+            }
             _ => None,
         }
     }
 
-    fn make_ack(&mut self, delayed: bool) -> Ack {
+    fn make_ack(&mut self, delayed: bool, dsack: bool) -> Ack {
         self.delack_deadline = None;
-        self.unacked_segs = 0;
+        self.comp_deadline = None;
+        self.compressed_acks = 0;
+        self.rcv_wup = self.rcv_nxt;
         self.quickacks = self.quickacks.saturating_sub(1);
-        let mut ack = Ack { cum: self.rcv_nxt, sack: [SackBlock::default(); MAX_SACK_BLOCKS], n_sack: 0, delayed, dsack: false };
+        self.acks_sent += 1;
+        let mut ack = Ack { cum: self.rcv_nxt, sack: [SackBlock::default(); MAX_SACK_BLOCKS], n_sack: 0, delayed, dsack };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
             self.recent.retain(|&s| s >= rcv_nxt);
@@ -174,6 +228,8 @@ impl Receiver {
                 }
             }
             ack.n_sack = n as u8;
+        } else {
+            self.recent.clear();
         }
         ack
     }
@@ -188,7 +244,7 @@ mod tests {
     }
 
     fn rx(size: Option<u64>) -> Receiver {
-        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true })
+        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true, rtt_hint: 100 * NS_PER_MS })
     }
 
     #[test]
@@ -233,5 +289,48 @@ mod tests {
         assert_eq!(r.rcv_nxt(), 10);
         assert_eq!(r.delivered_bytes(), 9500);
         assert_eq!(r.completed_at(), Some(9));
+    }
+
+    #[test]
+    fn sack_compression_after_three_dupacks() {
+        let mut r = rx(None);
+        for i in 0..MAX_QUICKACKS as u64 {
+            r.on_segment(0, &seg(i));
+        }
+        let hole = MAX_QUICKACKS as u64;
+        // Segments above a hole: three immediate ACKs, then compression (RTT/20 = 5 ms > 1 ms cap).
+        let mut immediate = 0;
+        for k in 1..=10 {
+            if r.on_segment(10, &seg(hole + k)).is_some() {
+                immediate += 1;
+            }
+        }
+        assert_eq!(immediate, 3);
+        assert_eq!(r.next_timeout(), Some(10 + COMP_SACK_DELAY_MAX));
+        let a = r.on_timeout(10 + COMP_SACK_DELAY_MAX).unwrap();
+        assert_eq!(a.sack[0], SackBlock { start: hole + 1, end: hole + 11 });
+        // 44 compressed segments force an ACK.
+        let mut forced = false;
+        for k in 11..=60 {
+            if r.on_segment(20, &seg(hole + k)).is_some() {
+                forced = true;
+                break;
+            }
+        }
+        assert!(forced);
+        // Filling the hole ACKs at once.
+        assert!(r.on_segment(30, &seg(hole)).is_some());
+    }
+
+    #[test]
+    fn duplicate_reenters_quickack() {
+        let mut r = rx(None);
+        for i in 0..40u64 {
+            r.on_segment(0, &seg(i));
+        }
+        assert!(r.on_segment(0, &seg(40)).is_none(), "delayed");
+        let a = r.on_segment(0, &seg(3)).expect("duplicate acked at once");
+        assert!(a.dsack);
+        assert!(r.on_segment(0, &seg(41)).is_some(), "quick-ACK mode again");
     }
 }

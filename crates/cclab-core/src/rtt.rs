@@ -1,11 +1,14 @@
-//! RTT estimation and the retransmission timeout.
+//! RTT estimation and the retransmission timeout, as Linux computes them
+//! (`tcp_rtt_estimator()` and `tcp_set_rto()` in net/ipv4/tcp_input.c).
 //!
-//! Smoothed RTT and variance per RFC 6298 (alpha 1/8, beta 1/4). The timeout follows Linux
-//! (`tcp_set_rto()` in net/ipv4/tcp_input.c): `RTO = srtt + max(4 * rttvar, rto_min)` with
-//! `rto_min` = 200 ms (`TCP_RTO_MIN`), capped at 120 s (`TCP_RTO_MAX`), 1 s before the first
-//! sample (`TCP_TIMEOUT_INIT`), doubled on every expiry (exponential backoff) and reset by
-//! the next ACK that advances the cumulative ACK point. The windowed minimum RTT is kept over
-//! 300 s like `tcp_min_rtt()` (`sysctl_tcp_min_rtt_wlen`).
+//! srtt is the RFC 6298 average (gain 1/8). The variance term differs from the RFC in the way
+//! Linux does it: the mean deviation `mdev` moves with gain 1/4, but only 1/32 when the RTT
+//! falls (so a sudden improvement does not shrink the timeout at once); `rttvar` follows the
+//! largest `4 x mdev` seen in the current round trip, never below `rto_min` (200 ms,
+//! `TCP_RTO_MIN`), and decays a quarter of the way towards it once per round trip.
+//! `RTO = srtt + rttvar`, capped at 120 s (`TCP_RTO_MAX`), 1 s before the first sample
+//! (`TCP_TIMEOUT_INIT`), doubled on every expiry. The windowed minimum RTT is kept over 300 s
+//! like `tcp_min_rtt()` (`sysctl_tcp_min_rtt_wlen`).
 
 use crate::windowed::WindowedFilter;
 use crate::{Nanos, NS_PER_MS, NS_PER_SEC};
@@ -15,12 +18,20 @@ pub const RTO_MAX: Nanos = 120 * NS_PER_SEC;
 pub const RTO_INIT: Nanos = NS_PER_SEC;
 /// Window of the min-RTT filter, us (Linux `tcp_min_rtt_wlen` = 300 s).
 pub const MIN_RTT_WIN_US: u64 = 300_000_000;
+const RTO_MIN_US: i64 = (RTO_MIN / 1000) as i64;
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
-    srtt: Nanos,
-    rttvar: Nanos,
-    has_sample: bool,
+    /// Smoothed RTT in us, scaled by 8 (Linux `srtt_us`); 0 = no sample yet.
+    srtt8: i64,
+    /// Mean deviation in us, scaled by 4 (`mdev_us`).
+    mdev4: i64,
+    /// Largest mdev4 in the current round trip (`mdev_max_us`).
+    mdev_max: i64,
+    /// Variance term of the timeout, us (`rttvar_us`).
+    rttvar: i64,
+    /// `snd_nxt` when the current round trip of the variance tracking began (`rtt_seq`).
+    rtt_seq: u64,
     backoff: u32,
     min_rtt: WindowedFilter,
     latest: Nanos,
@@ -35,27 +46,55 @@ impl Default for RttEstimator {
 impl RttEstimator {
     pub fn new() -> Self {
         RttEstimator {
-            srtt: 0,
+            srtt8: 0,
+            mdev4: 0,
+            mdev_max: 0,
             rttvar: 0,
-            has_sample: false,
+            rtt_seq: 0,
             backoff: 0,
             min_rtt: WindowedFilter::new_min(),
             latest: 0,
         }
     }
 
-    /// Feed one RTT sample taken at `now`.
-    pub fn on_sample(&mut self, _now: Nanos, rtt: Nanos) {
-        let rtt = rtt.max(1);
-        self.latest = rtt;
-        if !self.has_sample {
-            self.srtt = rtt;
-            self.rttvar = rtt / 2;
-            self.has_sample = true;
+    /// Feed one RTT sample. `snd_una` / `snd_nxt` (segments) delimit round trips for the
+    /// variance tracking.
+    pub fn on_sample(&mut self, rtt: Nanos, snd_una: u64, snd_nxt: u64) {
+        self.latest = rtt.max(1);
+        let m_us = (rtt / 1000) as i64;
+        if self.srtt8 == 0 {
+            self.srtt8 = (m_us << 3).max(1);
+            self.mdev4 = m_us << 1; // so that RTO starts at 3 x RTT
+            self.rttvar = self.mdev4.max(RTO_MIN_US);
+            self.mdev_max = self.rttvar;
+            self.rtt_seq = snd_nxt;
+            return;
+        }
+        let mut m = m_us - (self.srtt8 >> 3);
+        self.srtt8 = (self.srtt8 + m).max(1);
+        if m < 0 {
+            m = -m - (self.mdev4 >> 2);
+            // The RTT fell: move the deviation with a finer gain (1/32 instead of 1/4).
+            if m > 0 {
+                m >>= 3;
+            }
         } else {
-            let err = self.srtt.abs_diff(rtt);
-            self.rttvar = (3 * self.rttvar + err) / 4;
-            self.srtt = (7 * self.srtt + rtt) / 8;
+            m -= self.mdev4 >> 2;
+        }
+        self.mdev4 += m;
+        if self.mdev4 > self.mdev_max {
+            self.mdev_max = self.mdev4;
+            if self.mdev_max > self.rttvar {
+                self.rttvar = self.mdev_max;
+            }
+        }
+        if snd_una > self.rtt_seq {
+            // A round trip ended: let rttvar decay towards this round's maximum.
+            if self.mdev_max < self.rttvar {
+                self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
+            }
+            self.rtt_seq = snd_nxt;
+            self.mdev_max = RTO_MIN_US;
         }
     }
 
@@ -66,13 +105,15 @@ impl RttEstimator {
     }
 
     pub fn has_sample(&self) -> bool {
-        self.has_sample
+        self.srtt8 != 0
     }
+    /// Smoothed RTT, ns.
     pub fn srtt(&self) -> Nanos {
-        self.srtt
+        (self.srtt8 as u64 >> 3) * 1000
     }
+    /// The variance term of the timeout, ns.
     pub fn rttvar(&self) -> Nanos {
-        self.rttvar
+        self.rttvar as u64 * 1000
     }
     pub fn latest(&self) -> Nanos {
         self.latest
@@ -89,10 +130,10 @@ impl RttEstimator {
 
     /// Timeout without backoff.
     pub fn base_rto(&self) -> Nanos {
-        if !self.has_sample {
+        if !self.has_sample() {
             return RTO_INIT;
         }
-        (self.srtt + (4 * self.rttvar).max(RTO_MIN)).min(RTO_MAX)
+        (self.srtt() + self.rttvar()).min(RTO_MAX)
     }
 
     /// Current timeout including exponential backoff.
@@ -120,19 +161,44 @@ mod tests {
     fn first_sample_and_smoothing() {
         let mut r = RttEstimator::new();
         assert_eq!(r.rto(), RTO_INIT);
-        r.on_sample(0, 100 * NS_PER_MS);
+        r.on_sample(100 * NS_PER_MS, 0, 10);
         assert_eq!(r.srtt(), 100 * NS_PER_MS);
-        assert_eq!(r.rttvar(), 50 * NS_PER_MS);
+        // First sample: rttvar = max(2 x RTT, 200 ms), so RTO = 3 x RTT here.
+        assert_eq!(r.rttvar(), 200 * NS_PER_MS);
         assert_eq!(r.rto(), 300 * NS_PER_MS);
-        r.on_sample(0, 200 * NS_PER_MS);
+        r.on_sample(200 * NS_PER_MS, 1, 10);
         assert_eq!(r.srtt(), 112_500_000);
+        // A 300 ms first sample gives RTO 900 ms (Linux), not srtt + 200 ms.
+        let mut r = RttEstimator::new();
+        r.on_sample(300 * NS_PER_MS, 0, 10);
+        assert_eq!(r.rto(), 900 * NS_PER_MS);
+    }
+
+    #[test]
+    fn rttvar_decays_once_per_round_trip_and_falls_slowly() {
+        let mut r = RttEstimator::new();
+        r.on_sample(300 * NS_PER_MS, 0, 100);
+        let first = r.rto();
+        // Many samples within one round trip (snd_una below rtt_seq): rttvar cannot decay.
+        for i in 0..50 {
+            r.on_sample(300 * NS_PER_MS, i, 100);
+        }
+        assert_eq!(r.rttvar(), 600 * NS_PER_MS);
+        // Each completed round trip takes a quarter of the excess over that round's largest
+        // deviation away (the first round's maximum was the initial value itself).
+        r.on_sample(300 * NS_PER_MS, 101, 200);
+        assert_eq!(r.rto(), first);
+        r.on_sample(300 * NS_PER_MS, 201, 300);
+        assert_eq!(r.rttvar(), 500 * NS_PER_MS);
+        assert!(r.rto() < first);
+        assert!(r.rttvar() > RTO_MIN);
     }
 
     #[test]
     fn rto_floor_and_backoff() {
         let mut r = RttEstimator::new();
-        for _ in 0..50 {
-            r.on_sample(0, NS_PER_MS);
+        for i in 0..50 {
+            r.on_sample(NS_PER_MS, i, i + 10);
         }
         // srtt 1 ms, rttvar ~0: floor of 200 ms applies on top of srtt.
         assert!(r.rto() >= RTO_MIN && r.rto() < RTO_MIN + 2 * NS_PER_MS);

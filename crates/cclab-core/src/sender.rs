@@ -150,6 +150,10 @@ pub struct Sender {
     /// `snd_nxt` when the outstanding tail-loss probe was sent.
     tlp_high_seq: Option<u64>,
     tlp_retrans: bool,
+    /// RTO expiries since the cumulative ACK last advanced (Linux `icsk_retransmits`).
+    rto_retransmits: u32,
+    /// A retransmission was marked lost while processing the current event.
+    lost_retrans: bool,
     /// A probe sent by the TLP timer, handed out by the next `poll_transmit`.
     pending_probe: Option<Segment>,
     /// Whether the controller owns cwnd (its `cong_control` returned true).
@@ -186,6 +190,8 @@ impl Sender {
             rack_deadline: None,
             tlp_high_seq: None,
             tlp_retrans: false,
+            rto_retransmits: 0,
+            lost_retrans: false,
             pending_probe: None,
             model_based: false,
             started: false,
@@ -320,6 +326,11 @@ impl Sender {
             let gen = s.gen;
             self.rack_q.push_back((now, seq, gen));
             self.stats.retransmits += 1;
+            // Retransmitting the head restarts the RTO (`tcp_xmit_retransmit_queue()`),
+            // unless the RACK reordering timer owns the timer.
+            if seq == self.tp.snd_una && self.rack_deadline.is_none() {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         } else {
             debug_assert_eq!(seq, self.tp.snd_nxt);
             self.segs.push_back(Seg { rec, sent_ns: now, flags: 0, gen: 0 });
@@ -333,7 +344,8 @@ impl Sender {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.tp.lsndtime_ns = now;
-        if self.pacing && self.tp.pacing_rate > 0 && self.tp.pacing_rate != u64::MAX {
+        // Like sch_fq, Linux's internal pacing lets the first 10 segments go unpaced.
+        if self.pacing && self.tp.pacing_rate > 0 && self.tp.pacing_rate != u64::MAX && self.stats.segments_sent > 10 {
             let len_ns = (len as u64 * NS_PER_SEC) / self.tp.pacing_rate;
             self.next_send_ns = self.next_send_ns.max(now) + len_ns;
         }
@@ -390,7 +402,7 @@ impl Sender {
             self.rack_deadline = None;
             let lost_before = self.tp.lost;
             self.rack_detect_loss(now);
-            if self.tp.lost > lost_before && self.tp.ca_state < CaState::Recovery {
+            if self.tp.lost > lost_before && self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery();
                 if !self.cc_is_model_based() {
                     let lost = (self.tp.lost - lost_before) as u32;
@@ -472,7 +484,8 @@ impl Sender {
             return;
         }
         self.stats.rto_count += 1;
-        if self.tp.ca_state <= CaState::Disorder || self.tp.snd_una >= self.high_seq {
+        let first_rto_without_progress = self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0;
+        if self.tp.ca_state <= CaState::Disorder || self.tp.snd_una >= self.high_seq || first_rto_without_progress {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
@@ -498,6 +511,7 @@ impl Sender {
         self.tlp_deadline = None;
         self.rack_deadline = None;
         self.set_ca_state(CaState::Loss);
+        self.rto_retransmits += 1;
         self.rtt.backoff();
         self.rto_deadline = Some(now + self.rtt.rto());
         // The retransmission goes out at once, whatever the pacing schedule.
@@ -516,35 +530,45 @@ impl Sender {
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_una = self.tp.snd_una;
         let lost_before = self.tp.lost;
+        self.lost_retrans = false;
         let mut rs = RateSample { prior_in_flight, is_ack_delayed: ack.delayed, ..RateSample::default() };
         let mut acc = DeliveryAcc::default();
 
-        // 1a. SACK blocks.
-        for b in ack.sack_blocks() {
-            let start = b.start.max(ack.cum).max(self.tp.snd_una);
-            let end = b.end.min(self.tp.snd_nxt);
+        // 1a. SACK blocks, in sequence order as Linux sorts them (`tcp_sacktag_write_queue()`).
+        let mut blocks: [(u64, u64); crate::packet::MAX_SACK_BLOCKS] = Default::default();
+        let nb = ack.sack_blocks().len();
+        for (i, b) in ack.sack_blocks().iter().enumerate() {
+            blocks[i] = (b.start, b.end);
+        }
+        blocks[..nb].sort_unstable();
+        let mut newly: Vec<std::ops::Range<u64>> = Vec::new();
+        for &(bs, be) in &blocks[..nb] {
+            let start = bs.max(ack.cum).max(self.tp.snd_una);
+            let end = be.min(self.tp.snd_nxt);
             if start >= end {
                 continue;
             }
-            let mut newly: Vec<std::ops::Range<u64>> = Vec::new();
+            newly.clear();
             self.sacked.insert_with(start..end, |r| newly.push(r));
-            for r in newly {
+            for r in newly.drain(..) {
                 for seq in r {
                     self.deliver(seq, true, now, &mut rs, &mut acc);
                 }
             }
         }
-        // 1b. Cumulative ACK.
+        // 1b. Cumulative ACK (`tcp_clean_rtx_queue()`).
         let mut acked_cum = 0u32;
         if ack.cum > self.tp.snd_una {
             for seq in self.tp.snd_una..ack.cum {
                 let i = self.idx(seq);
-                if self.segs[i].flags & F_SACKED == 0 {
+                let flags = self.segs[i].flags;
+                if flags & F_SACKED == 0 {
                     self.deliver(seq, false, now, &mut rs, &mut acc);
-                }
-                let s = self.segs[i];
-                if s.flags & F_SACKED != 0 {
+                } else {
                     self.tp.sacked_out -= 1;
+                    if flags & F_EVER_RETRANS != 0 {
+                        acc.retrans_data_acked = true;
+                    }
                 }
                 acked_cum += 1;
             }
@@ -559,32 +583,55 @@ impl Sender {
         }
         let una_advanced = self.tp.snd_una > prior_una;
 
-        // 2. RTT.
-        if let Some(s) = acc.seq_rtt.or(acc.sack_rtt) {
-            self.rtt.on_sample(now, s);
-            self.tp.srtt_us = (self.rtt.srtt() / 1000).max(1) as u32;
+        // 2. RTT (`tcp_ack_update_rtt()`): the cumulative part gives a sample only if it covers
+        // no retransmitted data (Karn); SACKed segments give one too. srtt uses the oldest
+        // newly acknowledged segment, min RTT and the rate sample the newest.
+        let mut seq_rtt = None;
+        let mut ca_rtt = None;
+        if let (Some(first), Some(last)) = (acc.first_ackt, acc.last_ackt) {
+            if !acc.retrans_data_acked {
+                seq_rtt = Some(now - first);
+                ca_rtt = Some(now - last);
+            }
         }
-        if let Some(ca) = acc.ca_rtt {
-            self.rtt.on_min_sample(now, ca);
-            self.tp.min_rtt_us = self.rtt.min_rtt_us();
+        if let (Some(first), Some(last)) = (acc.first_sackt, acc.last_sackt) {
+            seq_rtt = seq_rtt.or(Some(now - first));
+            ca_rtt = Some(now - last);
+        }
+        if let Some(ca) = ca_rtt {
             rs.rtt_us = (ca / 1000) as i64;
             out.rtt_sample = Some(ca);
         }
-        if una_advanced {
+        if let Some(srtt_sample) = seq_rtt {
+            if let Some(ca) = ca_rtt {
+                self.rtt.on_min_sample(now, ca);
+                self.tp.min_rtt_us = self.rtt.min_rtt_us();
+            }
+            self.rtt.on_sample(srtt_sample, self.tp.snd_una, self.tp.snd_nxt);
+            self.tp.srtt_us = (self.rtt.srtt() / 1000).max(1) as u32;
             self.rtt.reset_backoff();
+        }
+        if una_advanced {
+            self.rto_retransmits = 0;
             self.rto_deadline = if self.tp.packets_out > 0 { Some(now + self.rtt.rto()) } else { None };
         }
 
         // End of a tail-loss-probe episode (`tcp_process_tlp_ack()`).
         if let Some(h) = self.tlp_high_seq {
             if ack.cum >= h {
-                self.tlp_high_seq = None;
-                if self.tlp_retrans && !ack.dsack && self.tp.ca_state == CaState::Open {
+                if !self.tlp_retrans || ack.dsack {
+                    // New data was probed, or the probe was a duplicate: no loss.
+                    self.tlp_high_seq = None;
+                } else if ack.cum > h {
                     // The probe repaired a loss: reduce the window once.
                     self.init_cwnd_reduction();
                     self.set_ca_state(CaState::Cwr);
                     self.end_cwnd_reduction();
                     self.set_ca_state(CaState::Open);
+                    self.high_seq = self.tp.snd_nxt;
+                } else if !una_advanced && acc.delivered == 0 {
+                    // A pure duplicate ACK: original and probe both arrived.
+                    self.tlp_high_seq = None;
                 }
             }
         }
@@ -600,7 +647,7 @@ impl Sender {
         if acc.delivered > 0 {
             let sample = AckSample {
                 pkts_acked: acked_cum,
-                rtt_us: acc.ca_rtt.map_or(-1, |r| (r / 1000) as i64),
+                rtt_us: ca_rtt.map_or(-1, |r| (r / 1000) as i64),
                 in_flight: prior_in_flight,
             };
             self.cc.pkts_acked(&mut self.tp, &sample);
@@ -638,27 +685,30 @@ impl Sender {
         self.rate.on_delivered(&mut s.rec, seq + 1, rs);
         let rtt = now.saturating_sub(s.sent_ns);
         let sent = s.sent_ns;
-        if s.flags & F_EVER_RETRANS == 0 {
-            if via_sack {
-                acc.sack_rtt.get_or_insert(rtt);
-            } else {
-                acc.seq_rtt.get_or_insert(rtt);
+        let ever_retrans = s.flags & F_EVER_RETRANS != 0;
+        match (via_sack, ever_retrans) {
+            (true, false) => {
+                acc.first_sackt.get_or_insert(sent);
+                acc.last_sackt = Some(sent);
             }
-            if acc.ca_sent.map_or(true, |t| sent >= t) {
-                acc.ca_sent = Some(sent);
-                acc.ca_rtt = Some(rtt);
+            (false, false) => {
+                acc.first_ackt.get_or_insert(sent);
+                acc.last_ackt = Some(sent);
             }
+            (false, true) => acc.retrans_data_acked = true,
+            (true, true) => {}
         }
-        // RACK: remember the most recently sent delivered transmission (`tcp_rack_advance()`);
-        // a retransmission acknowledged faster than min RTT was probably spurious: skip it.
+        // RACK (`tcp_rack_advance()`): RACK.rtt follows every delivered transmission; its
+        // send time tracks the most recently sent one. A retransmission acknowledged faster
+        // than min RTT was probably spurious (the original arrived): skip it.
         let min_rtt_ns = self.rtt.min_rtt_us() as u64 * 1000;
-        if s.flags & F_EVER_RETRANS != 0 && self.rtt.min_rtt_us() != u32::MAX && rtt < min_rtt_ns {
+        if ever_retrans && self.rtt.min_rtt_us() != u32::MAX && rtt < min_rtt_ns {
             return;
         }
+        self.rack.rtt_ns = rtt;
         if !self.rack.valid || sent > self.rack.xmit_ns || (sent == self.rack.xmit_ns && seq + 1 > self.rack.end_seq) {
             self.rack.xmit_ns = sent;
             self.rack.end_seq = seq + 1;
-            self.rack.rtt_ns = rtt;
             self.rack.valid = true;
         }
     }
@@ -676,6 +726,7 @@ impl Sender {
             }
             s.flags &= !F_RETRANS;
             self.tp.retrans_out -= 1;
+            self.lost_retrans = true;
         } else {
             s.flags |= F_LOST;
             self.tp.lost_out += 1;
@@ -724,10 +775,28 @@ impl Sender {
                 self.mark_lost(seq);
                 self.rack_q.pop_front();
             } else {
-                self.rack_deadline = Some(deadline);
+                // Linux waits for the latest deadline among the candidates (all sent before
+                // RACK.xmit), plus TCP_TIMEOUT_MIN, and then marks them together. Deadlines
+                // grow with send time, so that is the last live candidate's.
+                let latest = self.last_rack_candidate().map_or(deadline, |t| t + self.rack.rtt_ns + reo_wnd);
+                self.rack_deadline = Some(latest.max(deadline) + TLP_TIMEOUT_MIN);
                 break;
             }
         }
+    }
+
+    /// Send time of the most recently sent live transmission sent before RACK.xmit.
+    fn last_rack_candidate(&self) -> Option<Nanos> {
+        let pp = self.rack_q.partition_point(|&(t, _, _)| t < self.rack.xmit_ns);
+        (0..pp).rev().take(64).find_map(|i| {
+            let (sent, seq, gen) = self.rack_q[i];
+            if seq < self.tp.snd_una {
+                return None;
+            }
+            let s = &self.segs[self.idx(seq)];
+            let live = s.gen == gen && s.flags & F_SACKED == 0 && !(s.flags & F_LOST != 0 && s.flags & F_RETRANS == 0);
+            live.then_some(sent)
+        })
     }
 
     fn set_ca_state(&mut self, s: CaState) {
@@ -740,6 +809,7 @@ impl Sender {
     /// `tcp_init_cwnd_reduction()`.
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.tp.snd_nxt;
+        self.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
@@ -779,7 +849,10 @@ impl Sender {
             _ => {}
         }
         self.rack_detect_loss(now);
-        if self.tp.lost_out > 0 && self.tp.ca_state < CaState::Recovery {
+        // Enter Recovery on a detected loss; from Loss (after an RTO) only when a
+        // retransmission was lost again (`FLAG_LOST_RETRANS` in `tcp_fastretrans_alert()`).
+        let from_loss = self.tp.ca_state == CaState::Loss && self.lost_retrans;
+        if self.tp.lost_out > 0 && (self.tp.ca_state < CaState::Recovery || from_loss) {
             self.enter_recovery();
         }
         match self.tp.ca_state {
@@ -842,8 +915,12 @@ impl Sender {
 #[derive(Default)]
 struct DeliveryAcc {
     delivered: u32,
-    seq_rtt: Option<Nanos>,
-    sack_rtt: Option<Nanos>,
-    ca_rtt: Option<Nanos>,
-    ca_sent: Option<Nanos>,
+    /// Send times of the first and last newly cumulatively ACKed, never retransmitted segments.
+    first_ackt: Option<Nanos>,
+    last_ackt: Option<Nanos>,
+    /// Same for newly SACKed segments, in sequence order.
+    first_sackt: Option<Nanos>,
+    last_sackt: Option<Nanos>,
+    /// The cumulative ACK covered retransmitted data (no RTT sample from it: Karn's rule).
+    retrans_data_acked: bool,
 }

@@ -91,7 +91,12 @@ impl Simulation {
                         SenderConfig { mss, init_cwnd: f.init_cwnd, size: f.size, pacing: f.pacing },
                         cc,
                     ),
-                    receiver: Receiver::new(ReceiverConfig { mss, size: f.size, delayed_ack: cfg.delayed_ack }),
+                    receiver: Receiver::new(ReceiverConfig {
+                        mss,
+                        size: f.size,
+                        delayed_ack: cfg.delayed_ack,
+                        rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
+                    }),
                     fwd: DelayLine::new(one_way_fwd),
                     rev: DelayLine::new(one_way_rev),
                     started: false,

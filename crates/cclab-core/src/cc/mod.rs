@@ -153,13 +153,13 @@ impl TcpState {
         self.snd_cwnd < self.snd_ssthresh
     }
 
-    /// `tcp_is_cwnd_limited()`: in slow start, cwnd counts as limiting if we used at least
-    /// half of it; otherwise only if the last window was cwnd-limited.
+    /// `tcp_is_cwnd_limited()`: the last window was cwnd-limited, or (in slow start) at least
+    /// half of cwnd was in use, so that slow start can double the window.
     pub fn is_cwnd_limited(&self) -> bool {
-        if self.in_slow_start() {
-            return self.snd_cwnd < 2 * self.max_packets_out;
+        if self.is_cwnd_limited {
+            return true;
         }
-        self.is_cwnd_limited
+        self.in_slow_start() && self.snd_cwnd < 2 * self.max_packets_out
     }
 
     /// Set cwnd, honouring the clamp (`tcp_snd_cwnd_set()`).
