@@ -71,6 +71,7 @@ fn one_point(
         group_extra_ns: vec![0],
         flow_group: vec![],
         timing,
+        realtime: false,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let rtr = topo.rtr.clone();
@@ -227,6 +228,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
         group_extra_ns: vec![0],
         flow_group: vec![],
         timing,
+        realtime: false,
     };
     let rtr = topo.rtr.clone();
     let els = el_shared.clone();

@@ -39,6 +39,8 @@ pub struct ElementConfig {
     /// Group of each flow (flow i uses source port `addr::FLOW_PORT_BASE + i`).
     pub flow_group: Vec<u32>,
     pub timing: ElementTiming,
+    /// Run the element thread under SCHED_FIFO.
+    pub realtime: bool,
 }
 
 /// State shared between the element thread and the run.
@@ -145,6 +147,10 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
 /// Runs the element on `tun` until `shared.stop`; call on a thread inside the router namespace.
 pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::Result<ElementStats> {
     sys::set_timer_slack(1);
+    if cfg.realtime {
+        // Keep the sender's and receiver's work from delaying the path (best effort).
+        sys::set_realtime(10);
+    }
     let fd = tun.as_raw_fd();
     let nflows = cfg.flow_group.len();
     let ngroups = cfg.group_extra_ns.len();
@@ -204,6 +210,9 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
                             continue;
                         }
                     }
+                    // Events in time order: departures due by now leave before this arrival
+                    // (the Bottleneck assumes it, as in the simulator's event loop).
+                    drain(&mut bn, &mut fwd, &mut st, now, counting);
                     let _ = bn.enqueue(now, pkt);
                 }
                 Dir::Ack => {
@@ -231,20 +240,7 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
         if base.is_some() && !counting && final_counters.is_none() && now > shared.count_until.load(Ordering::Relaxed) {
             final_counters = Some(bn.counters().clone());
         }
-        while let Some(t) = bn.next_departure() {
-            if t > now {
-                break;
-            }
-            let d = bn.dequeue(now).expect("due packet");
-            if counting {
-                st.queue_delay.record(d.queue_delay);
-                if let Some(f) = d.pkt.flow {
-                    st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
-                }
-            }
-            let l = d.pkt.line;
-            fwd[l].push(t, d.pkt);
-        }
+        drain(&mut bn, &mut fwd, &mut st, now, counting);
         shared.backlog.store(bn.backlog_bytes(), Ordering::Relaxed);
         // 3. Release what is due.
         for line in fwd.iter_mut().chain(rev.iter_mut()) {
@@ -295,4 +291,22 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
     st.forwarded_bytes = end.forwarded_bytes - b.forwarded_bytes;
     st.drops_buffer = end.drops_buffer - b.drops_buffer;
     Ok(st)
+}
+
+/// Move every bottleneck departure due by `now` into its delay line, at its exact departure time.
+fn drain(bn: &mut Bottleneck<Pkt>, fwd: &mut [DelayLine<Pkt>], st: &mut ElementStats, now: u64, counting: bool) {
+    while let Some(t) = bn.next_departure() {
+        if t > now {
+            break;
+        }
+        let d = bn.dequeue(now).expect("due packet");
+        if counting {
+            st.queue_delay.record(d.queue_delay);
+            if let Some(f) = d.pkt.flow {
+                st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
+            }
+        }
+        let l = d.pkt.line;
+        fwd[l].push(t, d.pkt);
+    }
 }

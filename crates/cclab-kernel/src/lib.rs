@@ -72,6 +72,9 @@ pub struct KernelOptions {
     pub series_interval_ns: u64,
     /// How long connecting every flow may take, ns (10 s).
     pub connect_timeout_ns: u64,
+    /// Run the element thread under SCHED_FIFO (priority 10) so the TCP endpoints' work
+    /// cannot delay packets on the path.
+    pub realtime: bool,
     /// Leave the namespaces in place after the run (debugging; `clean_stale` removes them).
     pub keep_namespaces: bool,
 }
@@ -83,6 +86,7 @@ impl Default for KernelOptions {
             sample_interval_ns: 10_000_000,
             series_interval_ns: 100_000_000,
             connect_timeout_ns: 10_000_000_000,
+            realtime: false,
             keep_namespaces: false,
         }
     }
@@ -244,6 +248,7 @@ pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<Kern
         group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
         flow_group: plans.iter().map(|p| p.group).collect(),
         timing: opts.timing,
+        realtime: opts.realtime,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let rtr = topo.rtr.clone();

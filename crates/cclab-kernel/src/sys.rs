@@ -52,6 +52,12 @@ pub fn set_timer_slack(ns: u64) {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
 }
 
+/// Put the calling thread under SCHED_FIFO at `prio`; false if not allowed.
+pub fn set_realtime(prio: i32) -> bool {
+    let p = libc::sched_param { sched_priority: prio };
+    unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &p) == 0 }
+}
+
 /// Open a TUN device (IFF_TUN | IFF_NO_PI, non-blocking) named `name` in the calling
 /// thread's network namespace.
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {

@@ -55,7 +55,7 @@ fn main() {
                 }],
                 reference: None,
             };
-            let opts = KernelOptions { timing: timing(&args), ..Default::default() };
+            let opts = KernelOptions { timing: timing(&args), realtime: args.iter().any(|a| a == "--rt"), ..Default::default() };
             match run_scenario_detailed(&sc, &opts) {
                 Ok(r) => {
                     let mut res = r.result.clone();
