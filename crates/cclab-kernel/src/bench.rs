@@ -37,7 +37,10 @@ pub fn element_capacity(
 ) -> Result<Vec<CapacityPoint>, KernelError> {
     crate::check_privileges()?;
     let _signals = sys::SignalGuard::install();
-    let topo = topo::Topology::create(&topo::TopoConfig { mtu: PKT as u32, group_init_cwnd: vec![10] })?;
+    let topo = topo::Topology::create(&topo::TopoConfig {
+        mtu: PKT as u32,
+        group_init_cwnd: vec![10],
+    })?;
     let mut points = Vec::new();
     for &rate in rates_bps {
         if sys::interrupted().is_some() {
@@ -76,21 +79,26 @@ fn one_point(
     let (tx, rx) = std::sync::mpsc::channel();
     let rtr = topo.rtr.clone();
     let els = el_shared.clone();
-    let el = std::thread::spawn(move || match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
-        Ok(t) => {
-            let _ = tx.send(Ok(()));
-            element::run(t, cfg, els)
-        }
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            Ok(Default::default())
+    let el = std::thread::spawn(move || {
+        match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                element::run(t, cfg, els)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(Default::default())
+            }
         }
     });
     let stop_el = |el: std::thread::JoinHandle<std::io::Result<element::ElementStats>>| {
         el_shared.stop.store(true, Ordering::SeqCst);
         el.join()
     };
-    if let Err(e) = rx.recv().unwrap_or(Err(std::io::Error::other("element died"))) {
+    if let Err(e) = rx
+        .recv()
+        .unwrap_or(Err(std::io::Error::other("element died")))
+    {
         let _ = stop_el(el);
         return Err(KernelError::Setup(format!("TUN: {e}")));
     }
@@ -109,7 +117,12 @@ fn one_point(
         let r = (|| {
             sys::enter_netns(&rcv)?;
             let s = sys::new_socket(libc::SOCK_DGRAM)?;
-            sys::setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 256 << 20)?;
+            sys::setsockopt_int(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                256 << 20,
+            )?;
             sys::bind(s.as_raw_fd(), addr::receiver(0), 9000)?;
             sys::set_nonblocking(s.as_raw_fd())?;
             Ok(s)
@@ -137,19 +150,29 @@ fn one_point(
         }
         Ok(())
     });
-    let rr = rx.recv().unwrap_or(Err(std::io::Error::other("receiver died")));
+    let rr = rx
+        .recv()
+        .unwrap_or(Err(std::io::Error::other("receiver died")));
 
     let snd = topo.snd.clone();
     let sent = if rr.is_ok() {
         std::thread::spawn(move || -> std::io::Result<(u64, f64)> {
             sys::enter_netns(&snd)?;
             let s = sys::new_socket(libc::SOCK_DGRAM)?;
-            sys::setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, 16 << 20)?;
+            sys::setsockopt_int(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUFFORCE,
+                16 << 20,
+            )?;
             sys::connect(s.as_raw_fd(), addr::receiver(0), 9000)?;
             let payload = vec![0u8; UDP_PAYLOAD];
             const BATCH: usize = 64;
             let mut iov: Vec<libc::iovec> = (0..BATCH)
-                .map(|_| libc::iovec { iov_base: payload.as_ptr() as *mut _, iov_len: payload.len() })
+                .map(|_| libc::iovec {
+                    iov_base: payload.as_ptr() as *mut _,
+                    iov_len: payload.len(),
+                })
                 .collect();
             let mut msgs: Vec<libc::mmsghdr> = (0..BATCH)
                 .map(|i| {
@@ -208,7 +231,11 @@ fn one_point(
         sent_bps: n as f64 * PKT as f64 * 8.0 / el,
         sent_pkts: n,
         received_pkts: got,
-        loss: if n > 0 { 1.0 - got as f64 / n as f64 } else { 0.0 },
+        loss: if n > 0 {
+            1.0 - got as f64 / n as f64
+        } else {
+            0.0
+        },
         lateness_p50_us: st.lateness.quantile(0.5).unwrap_or(0) as f64 / 1e3,
         lateness_p99_us: st.lateness.quantile(0.99).unwrap_or(0) as f64 / 1e3,
     })
@@ -219,7 +246,10 @@ fn one_point(
 pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>, KernelError> {
     crate::check_privileges()?;
     let _signals = sys::SignalGuard::install();
-    let topo = topo::Topology::create(&topo::TopoConfig { mtu: PKT as u32, group_init_cwnd: vec![10] })?;
+    let topo = topo::Topology::create(&topo::TopoConfig {
+        mtu: PKT as u32,
+        group_init_cwnd: vec![10],
+    })?;
     let el_shared = Arc::new(ElementShared::new());
     let cfg = element::ElementConfig {
         rate_bps: 1e9,
@@ -236,14 +266,16 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
     let rtr = topo.rtr.clone();
     let els = el_shared.clone();
     let (tx, rx) = std::sync::mpsc::channel();
-    let el = std::thread::spawn(move || match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
-        Ok(t) => {
-            let _ = tx.send(Ok(()));
-            element::run(t, cfg, els)
-        }
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            Ok(Default::default())
+    let el = std::thread::spawn(move || {
+        match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                element::run(t, cfg, els)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(Default::default())
+            }
         }
     });
     let res = (|| {
@@ -270,9 +302,15 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
                     break;
                 }
                 let s = sys::new_socket(libc::SOCK_STREAM)?;
-                let tv = libc::timeval { tv_sec: 5, tv_usec: 0 };
+                let tv = libc::timeval {
+                    tv_sec: 5,
+                    tv_usec: 0,
+                };
                 let b = unsafe {
-                    std::slice::from_raw_parts((&tv as *const libc::timeval).cast::<u8>(), std::mem::size_of::<libc::timeval>())
+                    std::slice::from_raw_parts(
+                        (&tv as *const libc::timeval).cast::<u8>(),
+                        std::mem::size_of::<libc::timeval>(),
+                    )
                 };
                 sys::setsockopt_raw(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDTIMEO, b)?;
                 let t = sys::now_ns();

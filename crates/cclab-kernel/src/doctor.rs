@@ -38,7 +38,9 @@ pub struct DoctorReport {
 }
 
 fn read(p: &str) -> String {
-    std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(p)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn words(p: &str) -> Vec<String> {
@@ -68,7 +70,12 @@ fn probe(netem: &mut Option<bool>, fq: &mut Option<bool>, veth: &mut Option<bool
     };
     *netem = Some(q(&["netem", "delay", "1ms"]));
     *fq = Some(q(&["fq"]));
-    *veth = Some(topo::ip(&["-n", &ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1"]).is_ok());
+    *veth = Some(
+        topo::ip(&[
+            "-n", &ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1",
+        ])
+        .is_ok(),
+    );
     let _ = topo::ip(&["netns", "del", &ns]);
 }
 
@@ -89,7 +96,8 @@ pub fn doctor() -> DoctorReport {
         name: "--backend kernel".into(),
         available: lab,
         note: if lab {
-            "namespaces + veth + TUN link element: rate, buffer, RTT, loss, ACK loss per segment".into()
+            "namespaces + veth + TUN link element: rate, buffer, RTT, loss, ACK loss per segment"
+                .into()
         } else if !(root || cap_net_admin) {
             "needs root (CAP_NET_ADMIN + CAP_SYS_ADMIN)".into()
         } else if !iproute2 {
@@ -105,7 +113,11 @@ pub fn doctor() -> DoctorReport {
         features.push(Feature {
             name: format!("kernel {cc}"),
             available: ok,
-            note: if ok { "selected per socket with TCP_CONGESTION".into() } else { format!("try `modprobe tcp_{cc}`") },
+            note: if ok {
+                "selected per socket with TCP_CONGESTION".into()
+            } else {
+                format!("try `modprobe tcp_{cc}`")
+            },
         });
     }
     features.push(Feature {
@@ -117,7 +129,11 @@ pub fn doctor() -> DoctorReport {
     features.push(Feature {
         name: "BPF congestion control (struct_ops)".into(),
         available: bpf,
-        note: if bpf { "kernel can load it; cclab does not load BPF controllers yet".into() } else { "no BTF".into() },
+        note: if bpf {
+            "kernel can load it; cclab does not load BPF controllers yet".into()
+        } else {
+            "no BTF".into()
+        },
     });
     DoctorReport {
         kernel: read("/proc/sys/kernel/osrelease"),
@@ -146,17 +162,39 @@ impl fmt::Display for DoctorReport {
             None => "unknown (probing needs root)",
         };
         writeln!(f, "kernel            {}", self.kernel)?;
-        writeln!(f, "root              {} (CAP_NET_ADMIN {}, CAP_SYS_ADMIN {})", yn(self.root), yn(self.cap_net_admin), yn(self.cap_sys_admin))?;
-        writeln!(f, "congestion ctl    available: {}; allowed unprivileged: {}; host default: {}", self.cc_available.join(" "), self.cc_allowed.join(" "), self.cc_default)?;
+        writeln!(
+            f,
+            "root              {} (CAP_NET_ADMIN {}, CAP_SYS_ADMIN {})",
+            yn(self.root),
+            yn(self.cap_net_admin),
+            yn(self.cap_sys_admin)
+        )?;
+        writeln!(
+            f,
+            "congestion ctl    available: {}; allowed unprivileged: {}; host default: {}",
+            self.cc_available.join(" "),
+            self.cc_allowed.join(" "),
+            self.cc_default
+        )?;
         writeln!(f, "netem             {}", opt(self.netem))?;
         writeln!(f, "fq                {}", opt(self.fq))?;
         writeln!(f, "veth              {}", opt(self.veth))?;
         writeln!(f, "TUN               {}", yn(self.tun))?;
         writeln!(f, "iproute2          {}", yn(self.iproute2))?;
-        writeln!(f, "BPF struct_ops    {} (BTF at /sys/kernel/btf/vmlinux)", yn(self.bpf_struct_ops))?;
+        writeln!(
+            f,
+            "BPF struct_ops    {} (BTF at /sys/kernel/btf/vmlinux)",
+            yn(self.bpf_struct_ops)
+        )?;
         writeln!(f, "features:")?;
         for ft in &self.features {
-            writeln!(f, "  [{}] {:<36} {}", if ft.available { "x" } else { " " }, ft.name, ft.note)?;
+            writeln!(
+                f,
+                "  [{}] {:<36} {}",
+                if ft.available { "x" } else { " " },
+                ft.name,
+                ft.note
+            )?;
         }
         Ok(())
     }

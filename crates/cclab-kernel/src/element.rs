@@ -116,7 +116,13 @@ struct Parsed {
 }
 
 fn parse(p: &[u8], nflows: usize) -> Parsed {
-    let mut r = Parsed { dir: Dir::Data, flow: None, tcp: false, payload: 0, control: false };
+    let mut r = Parsed {
+        dir: Dir::Data,
+        flow: None,
+        tcp: false,
+        payload: 0,
+        control: false,
+    };
     if p.len() < 20 || p[0] >> 4 != 4 {
         return r;
     }
@@ -145,7 +151,11 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
 }
 
 /// Runs the element on `tun` until `shared.stop`; call on a thread inside the router namespace.
-pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::Result<ElementStats> {
+pub fn run(
+    tun: OwnedFd,
+    cfg: ElementConfig,
+    shared: Arc<ElementShared>,
+) -> io::Result<ElementStats> {
     sys::set_timer_slack(1);
     if cfg.realtime {
         // Keep the sender's and receiver's work from delaying the path (best effort).
@@ -168,14 +178,18 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
     let ack_loss = LossModel::from_probability(cfg.ack_loss);
     let mut loss_rng = Rng::derive(cfg.seed, 1);
     let mut ack_rng = Rng::derive(cfg.seed, 2);
-    let mut st = ElementStats { flow_payload_bytes: vec![0; nflows], ..Default::default() };
+    let mut st = ElementStats {
+        flow_payload_bytes: vec![0; nflows],
+        ..Default::default()
+    };
     // Bottleneck counters when the counting window opened, and whether it has.
     let mut base: Option<cclab_link::LinkCounters> = None;
     let mut final_counters: Option<cclab_link::LinkCounters> = None;
     let mut buf = vec![0u8; 65536];
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let in_window = |now: u64| {
-        now >= shared.count_from.load(Ordering::Relaxed) && now <= shared.count_until.load(Ordering::Relaxed)
+        now >= shared.count_from.load(Ordering::Relaxed)
+            && now <= shared.count_until.load(Ordering::Relaxed)
     };
 
     while !shared.stop.load(Ordering::Relaxed) {
@@ -195,13 +209,20 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
             st.packets_read += 1;
             st.max_packet = st.max_packet.max(n as u32);
             let p = parse(&buf[..n], nflows);
-            let line = p.flow.map_or(ngroups, |f| cfg.flow_group[f as usize] as usize);
+            let line = p
+                .flow
+                .map_or(ngroups, |f| cfg.flow_group[f as usize] as usize);
             // Buffers are reused: a FIFO of live allocations that glibc keeps trimming and
             // regrowing cost millisecond stalls at 50 ms delay.
             let mut data = pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
             data.clear();
             data.extend_from_slice(&buf[..n]);
-            let pkt = Pkt { data, flow: p.flow, payload: p.payload, line };
+            let pkt = Pkt {
+                data,
+                flow: p.flow,
+                payload: p.payload,
+                line,
+            };
             match p.dir {
                 Dir::Data => {
                     let is_data = !p.tcp || (p.payload > 0 && !p.control);
@@ -243,7 +264,11 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
         if counting && base.is_none() {
             base = Some(bn.counters().clone());
         }
-        if base.is_some() && !counting && final_counters.is_none() && now > shared.count_until.load(Ordering::Relaxed) {
+        if base.is_some()
+            && !counting
+            && final_counters.is_none()
+            && now > shared.count_until.load(Ordering::Relaxed)
+        {
             final_counters = Some(bn.counters().clone());
         }
         drain(&mut bn, &mut fwd, &mut st, now, counting);
@@ -300,7 +325,13 @@ pub fn run(tun: OwnedFd, cfg: ElementConfig, shared: Arc<ElementShared>) -> io::
 }
 
 /// Move every bottleneck departure due by `now` into its delay line, at its exact departure time.
-fn drain(bn: &mut Bottleneck<Pkt>, fwd: &mut [DelayLine<Pkt>], st: &mut ElementStats, now: u64, counting: bool) {
+fn drain(
+    bn: &mut Bottleneck<Pkt>,
+    fwd: &mut [DelayLine<Pkt>],
+    st: &mut ElementStats,
+    now: u64,
+    counting: bool,
+) {
     while let Some(t) = bn.next_departure() {
         if t > now {
             break;
@@ -321,7 +352,14 @@ fn drain(bn: &mut Bottleneck<Pkt>, fwd: &mut [DelayLine<Pkt>], st: &mut ElementS
 mod tests {
     use super::*;
 
-    fn tcp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, flags: u8, payload: usize) -> Vec<u8> {
+    fn tcp(
+        src: [u8; 4],
+        dst: [u8; 4],
+        sport: u16,
+        dport: u16,
+        flags: u8,
+        payload: usize,
+    ) -> Vec<u8> {
         let tot = 20 + 32 + payload;
         let mut p = vec![0u8; tot];
         p[0] = 0x45;
@@ -338,17 +376,38 @@ mod tests {
 
     #[test]
     fn classifies_direction_flow_and_payload() {
-        let d = tcp(addr::SENDER, addr::receiver(1), addr::FLOW_PORT_BASE + 2, addr::RECEIVER_PORT, 0x10, 1448);
+        let d = tcp(
+            addr::SENDER,
+            addr::receiver(1),
+            addr::FLOW_PORT_BASE + 2,
+            addr::RECEIVER_PORT,
+            0x10,
+            1448,
+        );
         assert_eq!(d.len(), 1500);
         let p = parse(&d, 3);
         assert!(p.dir == Dir::Data && p.tcp && !p.control);
         assert_eq!((p.flow, p.payload), (Some(2), 1448));
-        let a = tcp(addr::receiver(1), addr::SENDER, addr::RECEIVER_PORT, addr::FLOW_PORT_BASE + 2, 0x10, 0);
+        let a = tcp(
+            addr::receiver(1),
+            addr::SENDER,
+            addr::RECEIVER_PORT,
+            addr::FLOW_PORT_BASE + 2,
+            0x10,
+            0,
+        );
         let p = parse(&a, 3);
         assert!(p.dir == Dir::Ack && p.payload == 0 && !p.control);
         assert_eq!(p.flow, Some(2));
         // A flow index beyond the run's flows is "no flow"; SYN is control.
-        let s = tcp(addr::SENDER, addr::receiver(0), addr::FLOW_PORT_BASE + 7, addr::RECEIVER_PORT, 0x02, 0);
+        let s = tcp(
+            addr::SENDER,
+            addr::receiver(0),
+            addr::FLOW_PORT_BASE + 7,
+            addr::RECEIVER_PORT,
+            0x02,
+            0,
+        );
         let p = parse(&s, 3);
         assert!(p.control && p.flow.is_none());
         // Not IPv4: data direction, not TCP.

@@ -55,7 +55,9 @@ pub use doctor::{doctor, DoctorReport, Feature};
 pub use element::{ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};
 
-use cclab_results::{jain, FlowResult, FlowSeries, LinkResult, Percentiles, QueuePercentiles, RunResult, TimeSeries};
+use cclab_results::{
+    jain, FlowResult, FlowSeries, LinkResult, Percentiles, QueuePercentiles, RunResult, TimeSeries,
+};
 use cclab_scenario::Scenario;
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -183,12 +185,18 @@ pub fn run_scenario(sc: &Scenario, opts: &KernelOptions) -> Result<RunResult, Ke
 }
 
 /// [`run_scenario`], also returning the element's own statistics.
-pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<KernelRun, KernelError> {
+pub fn run_scenario_detailed(
+    sc: &Scenario,
+    opts: &KernelOptions,
+) -> Result<KernelRun, KernelError> {
     check_privileges()?;
     let avail = available_ccs();
     for f in &sc.flows {
-        if !avail.iter().any(|a| *a == f.cc) {
-            return Err(KernelError::CcUnavailable { cc: f.cc.clone(), available: avail });
+        if !avail.contains(&f.cc) {
+            return Err(KernelError::CcUnavailable {
+                cc: f.cc.clone(),
+                available: avail,
+            });
         }
     }
     let nflows = sc.total_flows();
@@ -214,7 +222,8 @@ pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<Kern
     for (g, f) in sc.flows.iter().enumerate() {
         let rtt = link.rtt_ns + f.rtt_extra_ns;
         let bdp = link.rate_bps as f64 / 8.0 * rtt as f64 / 1e9;
-        let sockbuf = (4.0 * (bdp + buffer.min(1 << 30) as f64)).clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as usize;
+        let sockbuf = (4.0 * (bdp + buffer.min(1 << 30) as f64))
+            .clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as usize;
         for _ in 0..f.count {
             plans.push(traffic::FlowPlan {
                 cc: f.cc.clone(),
@@ -235,7 +244,12 @@ pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<Kern
 
     let el_shared = Arc::new(element::ElementShared::new());
     let sh = Arc::new(traffic::Shared::new(plans.len()));
-    let mut threads = Threads { el: el_shared.clone(), sh: sh.clone(), element: None, receiver: None };
+    let mut threads = Threads {
+        el: el_shared.clone(),
+        sh: sh.clone(),
+        element: None,
+        receiver: None,
+    };
 
     // Element: creates the TUN device inside the router namespace, then runs.
     let el_cfg = element::ElementConfig {
@@ -268,7 +282,11 @@ pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<Kern
     }));
     rx.recv()
         .map_err(|_| KernelError::Setup("the element thread died".into()))?
-        .map_err(|e| KernelError::Setup(format!("cannot create the TUN device ({e}); is /dev/net/tun there?")))?;
+        .map_err(|e| {
+            KernelError::Setup(format!(
+                "cannot create the TUN device ({e}); is /dev/net/tun there?"
+            ))
+        })?;
     topo.route_through_tun(mtu)?;
 
     // Receiver.
@@ -310,7 +328,9 @@ pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<Kern
         let out = traffic::send(send_cfg, s3, e3)?;
         Ok::<_, KernelError>(out)
     });
-    let out = sender.join().map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
+    let out = sender
+        .join()
+        .map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
     let (el_stats, _) = threads.stop();
     let el_stats = el_stats?;
     drop(topo);
@@ -319,7 +339,11 @@ pub fn run_scenario_detailed(sc: &Scenario, opts: &KernelOptions) -> Result<Kern
     }
     let cc_used = out.cc_used.clone();
     let result = build_result(sc, &plans, &out, &sh, &el_stats, opts.series_interval_ns);
-    Ok(KernelRun { result, element: el_stats, cc_used })
+    Ok(KernelRun {
+        result,
+        element: el_stats,
+        cc_used,
+    })
 }
 
 /// Stops and joins the element and receiver threads (also on early return).
@@ -373,14 +397,26 @@ fn build_result(
             let fo = &out.flows[i];
             let ti = &fo.info;
             let done = sh.completed[i].load(Ordering::SeqCst);
-            let completed_rel = (done != 0).then(|| done.saturating_sub(t0)).filter(|&c| c <= end);
+            let completed_rel = (done != 0)
+                .then(|| done.saturating_sub(t0))
+                .filter(|&c| c <= end);
             let active_end = completed_rel.unwrap_or(end);
             let active = active_end.saturating_sub(p.start_ns) as f64 / 1e9;
-            let per_s = |b: u64| if active > 0.0 { b as f64 * 8.0 / active } else { 0.0 };
+            let per_s = |b: u64| {
+                if active > 0.0 {
+                    b as f64 * 8.0 / active
+                } else {
+                    0.0
+                }
+            };
             let delivered = sh.delivered[i].load(Ordering::SeqCst);
             let segs = ti.data_segs_out as u64;
             let retx = ti.total_retrans as u64;
-            let min_rtt = if ti.min_rtt > 0 && ti.min_rtt != u32::MAX { Some(ti.min_rtt as u64 * 1000) } else { fo.rtt.min() };
+            let min_rtt = if ti.min_rtt > 0 && ti.min_rtt != u32::MAX {
+                Some(ti.min_rtt as u64 * 1000)
+            } else {
+                fo.rtt.min()
+            };
             FlowResult {
                 id: i as u32,
                 cc: p.cc.clone(),
@@ -391,7 +427,11 @@ fn build_result(
                 bytes_delivered: delivered,
                 retransmits: retx,
                 segments_sent: segs,
-                retrans_ratio: if segs > 0 { retx as f64 / segs as f64 } else { 0.0 },
+                retrans_ratio: if segs > 0 {
+                    retx as f64 / segs as f64
+                } else {
+                    0.0
+                },
                 rtt_ms: Percentiles {
                     min: ms(min_rtt),
                     p50: ms(fo.rtt.quantile(0.5)),
@@ -400,14 +440,22 @@ fn build_result(
                 },
                 fct_s: completed_rel.map(|c| c.saturating_sub(p.start_ns) as f64 / 1e9),
                 size_bytes: p.size,
-                rto_count: if fo.info_len >= sys::TCPI_TOTAL_RTO_END { ti.total_rto as u64 } else { 0 },
+                rto_count: if fo.info_len >= sys::TCPI_TOTAL_RTO_END {
+                    ti.total_rto as u64
+                } else {
+                    0
+                },
             }
         })
         .collect();
     let first_start = plans.iter().map(|p| p.start_ns).min().unwrap_or(0);
     let span = end.saturating_sub(first_start) as f64 / 1e9;
     let rate = sc.link.rate_bps as f64;
-    let util = if span > 0.0 { el.forwarded_bytes as f64 * 8.0 / (rate * span) } else { 0.0 };
+    let util = if span > 0.0 {
+        el.forwarded_bytes as f64 * 8.0 / (rate * span)
+    } else {
+        0.0
+    };
     let qms = |q: f64| el.queue_delay.quantile(q).map_or(0.0, |x| x as f64 / 1e6);
     let link = LinkResult {
         rate_bps: rate,
@@ -416,7 +464,11 @@ fn build_result(
         drops_random: el.drops_random,
         drops_ack: el.drops_ack,
         forwarded_pkts: el.forwarded_pkts,
-        queue_delay_ms: QueuePercentiles { p50: qms(0.5), p95: qms(0.95), p99: qms(0.99) },
+        queue_delay_ms: QueuePercentiles {
+            p50: qms(0.5),
+            p95: qms(0.95),
+            p99: qms(0.99),
+        },
     };
     let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
     let series = TimeSeries {

@@ -6,7 +6,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// CLOCK_MONOTONIC in nanoseconds (the one clock every part of a run uses).
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
@@ -54,14 +57,21 @@ pub fn set_timer_slack(ns: u64) {
 
 /// Put the calling thread under SCHED_FIFO at `prio`; false if not allowed.
 pub fn set_realtime(prio: i32) -> bool {
-    let p = libc::sched_param { sched_priority: prio };
+    let p = libc::sched_param {
+        sched_priority: prio,
+    };
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &p) == 0 }
 }
 
 /// Open a TUN device (IFF_TUN | IFF_NO_PI, non-blocking) named `name` in the calling
 /// thread's network namespace.
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
-    let fd = cvt(unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
+    let fd = cvt(unsafe {
+        libc::open(
+            c"/dev/net/tun".as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    })?;
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     #[repr(C)]
     struct IfReq {
@@ -69,7 +79,11 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
         flags: libc::c_short,
         _pad: [u8; 22],
     }
-    let mut req = IfReq { name: [0; 16], flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short, _pad: [0; 22] };
+    let mut req = IfReq {
+        name: [0; 16],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
     let b = name.as_bytes();
     req.name[..b.len().min(15)].copy_from_slice(&b[..b.len().min(15)]);
     cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF, &mut req as *mut IfReq) })?;
@@ -96,8 +110,15 @@ pub fn write_fd(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
 
 /// Wait until `fd` is readable or `timeout_ns` passed (ns precision; None = forever).
 pub fn wait_readable(fd: RawFd, timeout_ns: Option<u64>) -> io::Result<bool> {
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    let ts = timeout_ns.map(|t| libc::timespec { tv_sec: (t / 1_000_000_000) as _, tv_nsec: (t % 1_000_000_000) as _ });
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = timeout_ns.map(|t| libc::timespec {
+        tv_sec: (t / 1_000_000_000) as _,
+        tv_nsec: (t % 1_000_000_000) as _,
+    });
     let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const _);
     let r = unsafe { libc::ppoll(&mut p, 1, tsp, std::ptr::null()) };
     if r < 0 {
@@ -112,12 +133,30 @@ pub fn wait_readable(fd: RawFd, timeout_ns: Option<u64>) -> io::Result<bool> {
 
 // ---- sockets ---------------------------------------------------------------------------
 
-pub fn setsockopt_raw(fd: RawFd, level: libc::c_int, opt: libc::c_int, val: &[u8]) -> io::Result<()> {
-    cvt(unsafe { libc::setsockopt(fd, level, opt, val.as_ptr().cast(), val.len() as libc::socklen_t) })?;
+pub fn setsockopt_raw(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    val: &[u8],
+) -> io::Result<()> {
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            val.as_ptr().cast(),
+            val.len() as libc::socklen_t,
+        )
+    })?;
     Ok(())
 }
 
-pub fn setsockopt_int(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int) -> io::Result<()> {
+pub fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
     setsockopt_raw(fd, level, opt, &v.to_ne_bytes())
 }
 
@@ -125,7 +164,9 @@ pub fn sockaddr(ip: [u8; 4], port: u16) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: port.to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(ip) },
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(ip),
+        },
         sin_zero: [0; 8],
     }
 }
@@ -137,14 +178,26 @@ pub fn new_socket(kind: libc::c_int) -> io::Result<OwnedFd> {
 
 pub fn bind(fd: RawFd, ip: [u8; 4], port: u16) -> io::Result<()> {
     let sa = sockaddr(ip, port);
-    cvt(unsafe { libc::bind(fd, (&sa as *const libc::sockaddr_in).cast(), std::mem::size_of_val(&sa) as u32) })?;
+    cvt(unsafe {
+        libc::bind(
+            fd,
+            (&sa as *const libc::sockaddr_in).cast(),
+            std::mem::size_of_val(&sa) as u32,
+        )
+    })?;
     Ok(())
 }
 
 /// Start a connect; Ok(()) also when it is in progress (non-blocking socket).
 pub fn connect(fd: RawFd, ip: [u8; 4], port: u16) -> io::Result<()> {
     let sa = sockaddr(ip, port);
-    let r = unsafe { libc::connect(fd, (&sa as *const libc::sockaddr_in).cast(), std::mem::size_of_val(&sa) as u32) };
+    let r = unsafe {
+        libc::connect(
+            fd,
+            (&sa as *const libc::sockaddr_in).cast(),
+            std::mem::size_of_val(&sa) as u32,
+        )
+    };
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.raw_os_error() == Some(libc::EINPROGRESS) {
@@ -164,7 +217,15 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 pub fn socket_error(fd: RawFd) -> io::Result<i32> {
     let mut v: libc::c_int = 0;
     let mut len = 4 as libc::socklen_t;
-    cvt(unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, (&mut v as *mut i32).cast(), &mut len) })?;
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut v as *mut i32).cast(),
+            &mut len,
+        )
+    })?;
     Ok(v)
 }
 
@@ -179,7 +240,15 @@ pub fn peer_port(fd: RawFd) -> io::Result<u16> {
 pub fn get_congestion(fd: RawFd) -> io::Result<String> {
     let mut buf = [0u8; 16];
     let mut len = buf.len() as libc::socklen_t;
-    cvt(unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr().cast(), &mut len) })?;
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    })?;
     let s = &buf[..len as usize];
     Ok(String::from_utf8_lossy(s.split(|&b| b == 0).next().unwrap_or(&[])).into_owned())
 }
@@ -262,7 +331,15 @@ pub struct TcpInfo {
 pub fn tcp_info(fd: RawFd) -> io::Result<(TcpInfo, usize)> {
     let mut ti = TcpInfo::default();
     let mut len = std::mem::size_of::<TcpInfo>() as libc::socklen_t;
-    cvt(unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut ti as *mut TcpInfo).cast(), &mut len) })?;
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut ti as *mut TcpInfo).cast(),
+            &mut len,
+        )
+    })?;
     Ok((ti, len as usize))
 }
 

@@ -21,7 +21,10 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 static LIVE: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 fn live_add(n: &str) {
-    LIVE.lock().unwrap().get_or_insert_with(HashSet::new).insert(n.to_string());
+    LIVE.lock()
+        .unwrap()
+        .get_or_insert_with(HashSet::new)
+        .insert(n.to_string());
 }
 fn live_remove(n: &str) {
     if let Some(s) = LIVE.lock().unwrap().as_mut() {
@@ -38,9 +41,10 @@ pub fn ip(args: &[&str]) -> Result<String, KernelError> {
 }
 
 pub fn run_cmd(prog: &str, args: &[&str]) -> Result<String, KernelError> {
-    let out = Command::new(prog).args(args).output().map_err(|e| {
-        KernelError::Setup(format!("cannot run `{prog}` ({e}); install iproute2"))
-    })?;
+    let out = Command::new(prog)
+        .args(args)
+        .output()
+        .map_err(|e| KernelError::Setup(format!("cannot run `{prog}` ({e}); install iproute2")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(KernelError::Setup(format!(
@@ -72,13 +76,27 @@ pub struct TopoConfig {
 impl Topology {
     /// Fresh, unique names: `cclab-<pid>-<n>-{snd,rtr,rcv}`.
     pub fn names() -> (String, String, String) {
-        let base = format!("{PREFIX}{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::SeqCst));
-        (format!("{base}-snd"), format!("{base}-rtr"), format!("{base}-rcv"))
+        let base = format!(
+            "{PREFIX}{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
+        (
+            format!("{base}-snd"),
+            format!("{base}-rtr"),
+            format!("{base}-rcv"),
+        )
     }
 
     pub fn create(cfg: &TopoConfig) -> Result<Topology, KernelError> {
         let (snd, rtr, rcv) = Self::names();
-        let mut t = Topology { snd, rtr, rcv, created: Vec::new(), keep: false };
+        let mut t = Topology {
+            snd,
+            rtr,
+            rcv,
+            created: Vec::new(),
+            keep: false,
+        };
         for n in [t.snd.clone(), t.rtr.clone(), t.rcv.clone()] {
             live_add(&n);
             ip(&["netns", "add", &n])?;
@@ -113,13 +131,51 @@ impl Topology {
             })
             .map_err(|e| KernelError::Setup(format!("setting sysctls in {ns}: {e}")))?;
         }
-        ip(&["-n", s, "link", "add", "s0", "mtu", &mtu, "type", "veth", "peer", "name", "r0", "mtu", &mtu, "netns", r])?;
-        ip(&["-n", c, "link", "add", "c0", "mtu", &mtu, "type", "veth", "peer", "name", "r1", "mtu", &mtu, "netns", r])?;
-        ip(&["-n", s, "addr", "add", &format!("{}/24", fmt(addr::SENDER)), "dev", "s0"])?;
-        ip(&["-n", r, "addr", "add", &format!("{}/24", fmt(addr::ROUTER_SND)), "dev", "r0"])?;
-        ip(&["-n", r, "addr", "add", &format!("{}/24", fmt(addr::ROUTER_RCV)), "dev", "r1"])?;
+        ip(&[
+            "-n", s, "link", "add", "s0", "mtu", &mtu, "type", "veth", "peer", "name", "r0", "mtu",
+            &mtu, "netns", r,
+        ])?;
+        ip(&[
+            "-n", c, "link", "add", "c0", "mtu", &mtu, "type", "veth", "peer", "name", "r1", "mtu",
+            &mtu, "netns", r,
+        ])?;
+        ip(&[
+            "-n",
+            s,
+            "addr",
+            "add",
+            &format!("{}/24", fmt(addr::SENDER)),
+            "dev",
+            "s0",
+        ])?;
+        ip(&[
+            "-n",
+            r,
+            "addr",
+            "add",
+            &format!("{}/24", fmt(addr::ROUTER_SND)),
+            "dev",
+            "r0",
+        ])?;
+        ip(&[
+            "-n",
+            r,
+            "addr",
+            "add",
+            &format!("{}/24", fmt(addr::ROUTER_RCV)),
+            "dev",
+            "r1",
+        ])?;
         for g in 0..cfg.group_init_cwnd.len().max(1) {
-            ip(&["-n", c, "addr", "add", &format!("{}/24", fmt(addr::receiver(g))), "dev", "c0"])?;
+            ip(&[
+                "-n",
+                c,
+                "addr",
+                "add",
+                &format!("{}/24", fmt(addr::receiver(g))),
+                "dev",
+                "c0",
+            ])?;
         }
         for (ns, dev) in [(s, "s0"), (r, "r0"), (r, "r1"), (c, "c0")] {
             ip(&["-n", ns, "link", "set", dev, "up"])?;
@@ -131,17 +187,44 @@ impl Topology {
         ip(&["-n", s, "route", "add", "default", "via", &gw_s])?;
         for (g, iw) in cfg.group_init_cwnd.iter().enumerate() {
             ip(&[
-                "-n", s, "route", "add", &format!("{}/32", fmt(addr::receiver(g))), "via", &gw_s, "initcwnd",
+                "-n",
+                s,
+                "route",
+                "add",
+                &format!("{}/32", fmt(addr::receiver(g))),
+                "via",
+                &gw_s,
+                "initcwnd",
                 &iw.to_string(),
             ])?;
         }
         // Everything the router forwards is looked up in TABLE, whose only route (added
         // with the TUN device) leads into the element.
         let table = TABLE.to_string();
-        ip(&["-n", r, "rule", "add", "iif", "r0", "lookup", &table, "pref", "100"])?;
-        ip(&["-n", r, "rule", "add", "iif", "r1", "lookup", &table, "pref", "101"])?;
-        let max_iw = cfg.group_init_cwnd.iter().copied().max().unwrap_or(10).max(10);
-        ip(&["-n", c, "route", "add", "default", "via", &fmt(addr::ROUTER_RCV), "initrwnd", &max_iw.to_string()])?;
+        ip(&[
+            "-n", r, "rule", "add", "iif", "r0", "lookup", &table, "pref", "100",
+        ])?;
+        ip(&[
+            "-n", r, "rule", "add", "iif", "r1", "lookup", &table, "pref", "101",
+        ])?;
+        let max_iw = cfg
+            .group_init_cwnd
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(10)
+            .max(10);
+        ip(&[
+            "-n",
+            c,
+            "route",
+            "add",
+            "default",
+            "via",
+            &fmt(addr::ROUTER_RCV),
+            "initrwnd",
+            &max_iw.to_string(),
+        ])?;
         Ok(())
     }
 
@@ -149,11 +232,26 @@ impl Topology {
     /// the element has created it).
     pub fn route_through_tun(&self, mtu: u32) -> Result<(), KernelError> {
         let r = self.rtr.as_str();
-        ip(&["-n", r, "link", "set", TUN, "mtu", &mtu.to_string(), "txqueuelen", "10000", "up"])?;
-        sys::in_netns(r, || sys::write_sysctl(&format!("net.ipv4.conf.{TUN}.rp_filter"), "0"))
-            .map_err(|e| KernelError::Setup(format!("setting rp_filter in {r}: {e}")))?;
+        ip(&[
+            "-n",
+            r,
+            "link",
+            "set",
+            TUN,
+            "mtu",
+            &mtu.to_string(),
+            "txqueuelen",
+            "10000",
+            "up",
+        ])?;
+        sys::in_netns(r, || {
+            sys::write_sysctl(&format!("net.ipv4.conf.{TUN}.rp_filter"), "0")
+        })
+        .map_err(|e| KernelError::Setup(format!("setting rp_filter in {r}: {e}")))?;
         let table = TABLE.to_string();
-        ip(&["-n", r, "route", "replace", "default", "dev", TUN, "table", &table])?;
+        ip(&[
+            "-n", r, "route", "replace", "default", "dev", TUN, "table", &table,
+        ])?;
         Ok(())
     }
 }
@@ -181,7 +279,10 @@ pub struct CleanReport {
 
 impl std::fmt::Display for CleanReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.namespaces_removed.is_empty() && self.links_removed.is_empty() && self.processes_killed.is_empty() {
+        if self.namespaces_removed.is_empty()
+            && self.links_removed.is_empty()
+            && self.processes_killed.is_empty()
+        {
             write!(f, "nothing stale: no cclab namespace, link or process left")?;
         } else {
             write!(
@@ -255,7 +356,10 @@ pub fn clean_stale() -> Result<CleanReport, KernelError> {
             continue;
         }
         if let Ok(pids) = ip(&["netns", "pids", &ns]) {
-            for p in pids.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+            for p in pids
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+            {
                 if p != me && unsafe { libc::kill(p, libc::SIGKILL) } == 0 {
                     rep.processes_killed.push(p);
                 }

@@ -2,6 +2,8 @@
 //! and a sender thread in the sender namespace that connects every flow, writes on
 //! schedule and samples TCP_INFO.
 
+#![allow(clippy::needless_range_loop)] // flows are indexed across several parallel vectors
+
 use crate::addr;
 use crate::sys::{self, TcpInfo};
 use crate::KernelError;
@@ -51,7 +53,10 @@ impl Shared {
 }
 
 fn poll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
-    let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as _, tv_nsec: (timeout_ns % 1_000_000_000) as _ };
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as _,
+        tv_nsec: (timeout_ns % 1_000_000_000) as _,
+    };
     let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as _, &ts, std::ptr::null()) };
     if r < 0 {
         let e = io::Error::last_os_error();
@@ -92,12 +97,20 @@ pub fn receive(listeners: Vec<OwnedFd>, plans: Vec<FlowPlan>, sh: Arc<Shared>) -
     while !sh.stop.load(Ordering::Relaxed) {
         let mut fds: Vec<libc::pollfd> = listeners
             .iter()
-            .map(|l| libc::pollfd { fd: l.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+            .map(|l| libc::pollfd {
+                fd: l.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
             .collect();
         let mut idx = Vec::new();
         for (i, c) in conns.iter().enumerate() {
             if let Some(c) = c {
-                fds.push(libc::pollfd { fd: c.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+                fds.push(libc::pollfd {
+                    fd: c.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
                 idx.push(i);
             }
         }
@@ -107,13 +120,24 @@ pub fn receive(listeners: Vec<OwnedFd>, plans: Vec<FlowPlan>, sh: Arc<Shared>) -
                 continue;
             }
             loop {
-                let c = unsafe { libc::accept4(l.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
+                let c = unsafe {
+                    libc::accept4(
+                        l.as_raw_fd(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                    )
+                };
                 if c < 0 {
                     break;
                 }
                 let c = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(c) };
                 let port = sys::peer_port(c.as_raw_fd())?;
-                if let Some(i) = port.checked_sub(addr::FLOW_PORT_BASE).map(|i| i as usize).filter(|&i| i < n) {
+                if let Some(i) = port
+                    .checked_sub(addr::FLOW_PORT_BASE)
+                    .map(|i| i as usize)
+                    .filter(|&i| i < n)
+                {
                     conns[i] = Some(c);
                     sh.accepted.fetch_add(1, Ordering::SeqCst);
                 }
@@ -209,27 +233,44 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
         let fd = s.as_raw_fd();
         sys::set_congestion(fd, &p.cc).map_err(|e| {
             if e.raw_os_error() == Some(libc::ENOENT) {
-                KernelError::CcUnavailable { cc: p.cc.clone(), available: crate::available_ccs() }
+                KernelError::CcUnavailable {
+                    cc: p.cc.clone(),
+                    available: crate::available_ccs(),
+                }
             } else {
                 io(&format!("setting TCP_CONGESTION {}", p.cc), e)
             }
         })?;
-        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, p.sockbuf as i32).map_err(|e| io("SO_SNDBUFFORCE", e))?;
-        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1).map_err(|e| io("SO_REUSEADDR", e))?;
+        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, p.sockbuf as i32)
+            .map_err(|e| io("SO_SNDBUFFORCE", e))?;
+        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)
+            .map_err(|e| io("SO_REUSEADDR", e))?;
         // Close with RST: nothing keeps sending after the run.
-        let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-        let lb = unsafe { std::slice::from_raw_parts((&linger as *const libc::linger).cast::<u8>(), std::mem::size_of::<libc::linger>()) };
-        sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_LINGER, lb).map_err(|e| io("SO_LINGER", e))?;
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        let lb = unsafe {
+            std::slice::from_raw_parts(
+                (&linger as *const libc::linger).cast::<u8>(),
+                std::mem::size_of::<libc::linger>(),
+            )
+        };
+        sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_LINGER, lb)
+            .map_err(|e| io("SO_LINGER", e))?;
         sys::bind(fd, addr::SENDER, addr::FLOW_PORT_BASE + i as u16).map_err(|e| io("bind", e))?;
         sys::set_nonblocking(fd).map_err(|e| io("O_NONBLOCK", e))?;
-        sys::connect(fd, addr::receiver(p.group as usize), addr::RECEIVER_PORT).map_err(|e| io("connect", e))?;
+        sys::connect(fd, addr::receiver(p.group as usize), addr::RECEIVER_PORT)
+            .map_err(|e| io("connect", e))?;
         socks.push(s);
     }
     let deadline = sys::now_ns() + cfg.connect_timeout_ns;
     let mut pending: Vec<usize> = (0..socks.len()).collect();
     while !pending.is_empty() {
         if sh.stop.load(Ordering::Relaxed) || sys::interrupted().is_some() {
-            return Err(KernelError::Interrupted(sys::interrupted().unwrap_or(libc::SIGTERM)));
+            return Err(KernelError::Interrupted(
+                sys::interrupted().unwrap_or(libc::SIGTERM),
+            ));
         }
         let now = sys::now_ns();
         if now > deadline {
@@ -240,8 +281,14 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
                 cfg.connect_timeout_ns as f64 / 1e9
             )));
         }
-        let mut fds: Vec<libc::pollfd> =
-            pending.iter().map(|&i| libc::pollfd { fd: socks[i].as_raw_fd(), events: libc::POLLOUT, revents: 0 }).collect();
+        let mut fds: Vec<libc::pollfd> = pending
+            .iter()
+            .map(|&i| libc::pollfd {
+                fd: socks[i].as_raw_fd(),
+                events: libc::POLLOUT,
+                revents: 0,
+            })
+            .collect();
         poll(&mut fds, 10_000_000).map_err(|e| io("poll", e))?;
         let mut still = Vec::new();
         for (k, &i) in pending.iter().enumerate() {
@@ -262,7 +309,9 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
     // Every connection accepted by the receiver too.
     while sh.accepted.load(Ordering::SeqCst) < socks.len() {
         if sys::now_ns() > deadline {
-            return Err(KernelError::Timeout("the receiver did not accept every flow in time".into()));
+            return Err(KernelError::Timeout(
+                "the receiver did not accept every flow in time".into(),
+            ));
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
@@ -274,15 +323,25 @@ fn inflight(ti: &TcpInfo) -> f64 {
 }
 
 /// The whole timeline of a run: connect, set time zero, write, sample, end.
-pub fn send(cfg: SendConfig, sh: Arc<Shared>, backlog: Arc<crate::element::ElementShared>) -> Result<SendOutcome, KernelError> {
+pub fn send(
+    cfg: SendConfig,
+    sh: Arc<Shared>,
+    backlog: Arc<crate::element::ElementShared>,
+) -> Result<SendOutcome, KernelError> {
     let socks = connect_all(&cfg, &sh)?;
     let n = socks.len();
     let t0 = sys::now_ns();
     sh.t0.store(t0, Ordering::SeqCst);
     backlog.count_from.store(t0, Ordering::SeqCst);
     let zeros = vec![0u8; 1 << 20];
-    let mut out = SendOutcome { flows: vec![FlowOutcome::default(); n], ..Default::default() };
-    out.cc_used = socks.iter().map(|s| sys::get_congestion(s.as_raw_fd()).unwrap_or_default()).collect();
+    let mut out = SendOutcome {
+        flows: vec![FlowOutcome::default(); n],
+        ..Default::default()
+    };
+    out.cc_used = socks
+        .iter()
+        .map(|s| sys::get_congestion(s.as_raw_fd()).unwrap_or_default())
+        .collect();
     let mut written: Vec<u64> = vec![0; n];
     let mut write_done: Vec<bool> = vec![false; n];
     let mut blocked: Vec<bool> = vec![false; n];
@@ -311,7 +370,11 @@ pub fn send(cfg: SendConfig, sh: Arc<Shared>, backlog: Arc<crate::element::Eleme
             break;
         }
         if cfg.duration_ns.is_none() && all_sized {
-            let done: Vec<u64> = sh.completed.iter().map(|c| c.load(Ordering::SeqCst)).collect();
+            let done: Vec<u64> = sh
+                .completed
+                .iter()
+                .map(|c| c.load(Ordering::SeqCst))
+                .collect();
             if done.iter().all(|&c| c != 0) {
                 end_rel = done.iter().max().unwrap() - t0;
                 break;
@@ -358,7 +421,10 @@ pub fn send(cfg: SendConfig, sh: Arc<Shared>, backlog: Arc<crate::element::Eleme
                     continue;
                 }
                 if let Ok((ti, len)) = sys::tcp_info(fds[i]) {
-                    if ti.rtt > 0 && ti.data_segs_out > 0 && sh.completed[i].load(Ordering::Relaxed) == 0 {
+                    if ti.rtt > 0
+                        && ti.data_segs_out > 0
+                        && sh.completed[i].load(Ordering::Relaxed) == 0
+                    {
                         out.flows[i].rtt.record(ti.rtt as u64 * 1000);
                     }
                     out.flows[i].info = ti;
@@ -368,7 +434,15 @@ pub fn send(cfg: SendConfig, sh: Arc<Shared>, backlog: Arc<crate::element::Eleme
             next_sample = rel + cfg.sample_ns;
         }
         if rel >= next_bin {
-            bin(&mut out, &cfg, &sh, &mut last_delivered, rel, next_bin - cfg.bin_ns, &backlog);
+            bin(
+                &mut out,
+                &cfg,
+                &sh,
+                &mut last_delivered,
+                rel,
+                next_bin - cfg.bin_ns,
+                &backlog,
+            );
             next_bin += cfg.bin_ns;
         }
         // Wait for writability or the next deadline.
@@ -383,7 +457,11 @@ pub fn send(cfg: SendConfig, sh: Arc<Shared>, backlog: Arc<crate::element::Eleme
         }
         let mut pfds: Vec<libc::pollfd> = (0..n)
             .filter(|&i| blocked[i] && !write_done[i])
-            .map(|i| libc::pollfd { fd: fds[i], events: libc::POLLOUT, revents: 0 })
+            .map(|i| libc::pollfd {
+                fd: fds[i],
+                events: libc::POLLOUT,
+                revents: 0,
+            })
             .collect();
         let wait = next.saturating_sub(sys::now_ns() - t0).max(1);
         poll(&mut pfds, wait).map_err(|e| KernelError::Io(format!("poll: {e}")))?;
@@ -400,7 +478,15 @@ pub fn send(cfg: SendConfig, sh: Arc<Shared>, backlog: Arc<crate::element::Eleme
     }
     let last_bin_start = next_bin - cfg.bin_ns;
     if end_rel > last_bin_start || out.t_s.is_empty() {
-        bin(&mut out, &cfg, &sh, &mut last_delivered, end_rel, last_bin_start, &backlog);
+        bin(
+            &mut out,
+            &cfg,
+            &sh,
+            &mut last_delivered,
+            end_rel,
+            last_bin_start,
+            &backlog,
+        );
     }
     out.end_rel = end_rel;
     Ok(out)
@@ -417,17 +503,23 @@ fn bin(
 ) {
     let dt = (t.saturating_sub(from)).max(1) as f64 / 1e9;
     out.t_s.push(t as f64 / 1e9);
-    out.link_queue.push(backlog.backlog.load(Ordering::Relaxed) as f64);
+    out.link_queue
+        .push(backlog.backlog.load(Ordering::Relaxed) as f64);
     for (i, f) in out.flows.iter_mut().enumerate() {
         let d = sh.delivered[i].load(Ordering::Relaxed);
-        f.goodput_bps.push((d - last_delivered[i]) as f64 * 8.0 / dt);
+        f.goodput_bps
+            .push((d - last_delivered[i]) as f64 * 8.0 / dt);
         last_delivered[i] = d;
         let started = t >= cfg.plans[i].start_ns;
         let ti = &f.info;
         let v = |x: f64| if started { x } else { 0.0 };
         f.cwnd.push(v(ti.snd_cwnd as f64));
         f.inflight.push(v(inflight(ti)));
-        let pacing = if ti.pacing_rate == u64::MAX { 0.0 } else { ti.pacing_rate as f64 * 8.0 };
+        let pacing = if ti.pacing_rate == u64::MAX {
+            0.0
+        } else {
+            ti.pacing_rate as f64 * 8.0
+        };
         f.pacing_bps.push(v(pacing));
         f.srtt_ms.push(v(ti.rtt as f64 / 1000.0));
         f.delivery_bps.push(v(ti.delivery_rate as f64 * 8.0));

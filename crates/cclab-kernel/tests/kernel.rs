@@ -19,7 +19,10 @@ fn skip(test: &str, why: &str) {
 /// The lab lock, or None (after printing why) when this machine cannot run the lab.
 fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
     if check_privileges().is_err() {
-        skip(test, "not root (the kernel backend needs CAP_NET_ADMIN + CAP_SYS_ADMIN)");
+        skip(
+            test,
+            "not root (the kernel backend needs CAP_NET_ADMIN + CAP_SYS_ADMIN)",
+        );
         return None;
     }
     if !std::path::Path::new("/dev/net/tun").exists() {
@@ -29,7 +32,10 @@ fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
     let avail = available_ccs();
     for cc in ccs {
         if !avail.iter().any(|a| a == cc) {
-            skip(test, &format!("kernel has no {cc} (has: {})", avail.join(" ")));
+            skip(
+                test,
+                &format!("kernel has no {cc} (has: {})", avail.join(" ")),
+            );
             return None;
         }
     }
@@ -68,7 +74,9 @@ fn ours_left() -> Vec<String> {
 
 #[test]
 fn idle_rtt_is_the_set_rtt() {
-    let Some(_g) = lab("idle_rtt_is_the_set_rtt", &[]) else { return };
+    let Some(_g) = lab("idle_rtt_is_the_set_rtt", &[]) else {
+        return;
+    };
     for rtt_ms in [10.0, 100.0] {
         let mut v = idle_rtt((rtt_ms * 1e6) as u64, 15, KernelOptions::default().timing).unwrap();
         v.sort();
@@ -76,7 +84,10 @@ fn idle_rtt_is_the_set_rtt() {
         let med = ms[ms.len() / 2];
         let p90 = ms[ms.len() * 9 / 10];
         eprintln!("set {rtt_ms} ms: samples {ms:?}");
-        assert!((med - rtt_ms).abs() <= 0.5, "median {med} ms for {rtt_ms} ms");
+        assert!(
+            (med - rtt_ms).abs() <= 0.5,
+            "median {med} ms for {rtt_ms} ms"
+        );
         assert!((p90 - rtt_ms).abs() <= 0.5, "p90 {p90} ms for {rtt_ms} ms");
     }
     assert!(ours_left().is_empty(), "left {:?}", ours_left());
@@ -84,17 +95,37 @@ fn idle_rtt_is_the_set_rtt() {
 
 #[test]
 fn cubic_fills_10_and_100_mbit() {
-    let Some(_g) = lab("cubic_fills_10_and_100_mbit", &["cubic"]) else { return };
+    let Some(_g) = lab("cubic_fills_10_and_100_mbit", &["cubic"]) else {
+        return;
+    };
     for rate in [10e6, 100e6] {
-        let r = run_scenario_detailed(&scenario(rate, 20.0, 1.0, 0.0, "cubic", 4.0), &KernelOptions::default()).unwrap();
+        let r = run_scenario_detailed(
+            &scenario(rate, 20.0, 1.0, 0.0, "cubic", 4.0),
+            &KernelOptions::default(),
+        )
+        .unwrap();
         let f = &r.result.flows[0];
-        eprintln!("{rate}: goodput {} util {}", f.goodput_bps, r.result.link.utilization);
+        eprintln!(
+            "{rate}: goodput {} util {}",
+            f.goodput_bps, r.result.link.utilization
+        );
         assert_eq!(r.cc_used, ["cubic"]);
-        assert!(f.goodput_bps >= 0.9 * rate, "goodput {} of {rate}", f.goodput_bps);
+        assert!(
+            f.goodput_bps >= 0.9 * rate,
+            "goodput {} of {rate}",
+            f.goodput_bps
+        );
         assert!(r.result.link.utilization >= 0.9);
         assert!(r.result.link.utilization <= 1.0);
-        assert_eq!(r.element.max_packet, 1500, "super-packets reached the element");
-        assert!(f.rtt_ms.min >= 19.9 && f.rtt_ms.min < 22.0, "min rtt {}", f.rtt_ms.min);
+        assert_eq!(
+            r.element.max_packet, 1500,
+            "super-packets reached the element"
+        );
+        assert!(
+            f.rtt_ms.min >= 19.9 && f.rtt_ms.min < 22.0,
+            "min rtt {}",
+            f.rtt_ms.min
+        );
         let s = r.result.series.as_ref().unwrap();
         assert!(s.t_s.len() >= 40 && s.flows[0].cwnd_pkts.iter().any(|&c| c > 10.0));
     }
@@ -103,27 +134,53 @@ fn cubic_fills_10_and_100_mbit() {
 
 #[test]
 fn one_percent_loss_is_per_segment() {
-    let Some(_g) = lab("one_percent_loss_is_per_segment", &["bbr"]) else { return };
-    let r = run_scenario_detailed(&scenario(100e6, 10.0, 1.0, 0.01, "bbr", 8.0), &KernelOptions::default()).unwrap();
+    let Some(_g) = lab("one_percent_loss_is_per_segment", &["bbr"]) else {
+        return;
+    };
+    let r = run_scenario_detailed(
+        &scenario(100e6, 10.0, 1.0, 0.01, "bbr", 8.0),
+        &KernelOptions::default(),
+    )
+    .unwrap();
     let e = &r.element;
     let ratio = e.drops_random as f64 / e.data_pkts_in as f64;
-    eprintln!("data {} dropped {} = {ratio}", e.data_pkts_in, e.drops_random);
-    assert!(e.data_pkts_in >= 50_000, "only {} data segments", e.data_pkts_in);
+    eprintln!(
+        "data {} dropped {} = {ratio}",
+        e.data_pkts_in, e.drops_random
+    );
+    assert!(
+        e.data_pkts_in >= 50_000,
+        "only {} data segments",
+        e.data_pkts_in
+    );
     assert!((ratio - 0.01).abs() <= 0.002, "loss ratio {ratio}");
     assert_eq!(e.max_packet, 1500);
     assert_eq!(r.result.link.drops_random, e.drops_random);
     // The sender saw the losses as retransmissions, about one each.
     let f = &r.result.flows[0];
-    assert!(f.retrans_ratio >= 0.008, "retrans ratio {}", f.retrans_ratio);
+    assert!(
+        f.retrans_ratio >= 0.008,
+        "retrans ratio {}",
+        f.retrans_ratio
+    );
 }
 
 /// 40 s. `cargo test -p cclab-kernel --release --test kernel cubic_collapses` to run alone.
 #[test]
 fn cubic_collapses_bbr_holds_at_one_percent_loss() {
-    let Some(_g) = lab("cubic_collapses_bbr_holds_at_one_percent_loss", &["cubic", "bbr"]) else { return };
+    let Some(_g) = lab(
+        "cubic_collapses_bbr_holds_at_one_percent_loss",
+        &["cubic", "bbr"],
+    ) else {
+        return;
+    };
     let mut got = Vec::new();
     for cc in ["cubic", "bbr"] {
-        let r = run_scenario(&scenario(100e6, 50.0, 1.0, 0.01, cc, 20.0), &KernelOptions::default()).unwrap();
+        let r = run_scenario(
+            &scenario(100e6, 50.0, 1.0, 0.01, cc, 20.0),
+            &KernelOptions::default(),
+        )
+        .unwrap();
         got.push(r.flows[0].goodput_bps);
     }
     eprintln!("cubic {} bbr {}", got[0], got[1]);
@@ -133,11 +190,20 @@ fn cubic_collapses_bbr_holds_at_one_percent_loss() {
 
 #[test]
 fn sized_flows_with_starts_and_extra_rtt() {
-    let Some(_g) = lab("sized_flows_with_starts_and_extra_rtt", &["reno", "cubic"]) else { return };
+    let Some(_g) = lab("sized_flows_with_starts_and_extra_rtt", &["reno", "cubic"]) else {
+        return;
+    };
     let mut sc = scenario(20e6, 20.0, 1.0, 0.0, "cubic", 0.0);
     sc.duration_ns = None;
     sc.flows = vec![
-        FlowSpec { cc: "reno".into(), count: 1, start_ns: 0, size_bytes: Some(1_000_000), rtt_extra_ns: 0, init_cwnd: 10 },
+        FlowSpec {
+            cc: "reno".into(),
+            count: 1,
+            start_ns: 0,
+            size_bytes: Some(1_000_000),
+            rtt_extra_ns: 0,
+            init_cwnd: 10,
+        },
         FlowSpec {
             cc: "cubic".into(),
             count: 2,
@@ -155,12 +221,24 @@ fn sized_flows_with_starts_and_extra_rtt() {
         assert!(f.fct_s.is_some(), "flow {} did not complete", f.id);
         assert_eq!(Some(f.bytes_delivered), f.size_bytes);
     }
-    assert!(res.flows[1].rtt_ms.min >= 49.9 && res.flows[1].rtt_ms.min < 53.0, "{:?}", res.flows[1].rtt_ms);
+    assert!(
+        res.flows[1].rtt_ms.min >= 49.9 && res.flows[1].rtt_ms.min < 53.0,
+        "{:?}",
+        res.flows[1].rtt_ms
+    );
     assert!(res.flows[0].rtt_ms.min < 22.0);
     assert_eq!(res.flows[1].start_s, 0.3);
     // The run ends when the last flow completes.
-    let last = res.flows.iter().map(|f| f.start_s + f.fct_s.unwrap()).fold(0.0, f64::max);
-    assert!((res.duration_s - last).abs() < 0.01, "{} vs {last}", res.duration_s);
+    let last = res
+        .flows
+        .iter()
+        .map(|f| f.start_s + f.fct_s.unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        (res.duration_s - last).abs() < 0.01,
+        "{} vs {last}",
+        res.duration_s
+    );
 }
 
 fn probe() -> Command {
@@ -170,7 +248,12 @@ fn probe() -> Command {
 fn wait_for_namespaces(pid: u32) -> bool {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(10) {
-        if list_namespaces().iter().filter(|n| n.starts_with(&format!("cclab-{pid}-"))).count() == 3 {
+        if list_namespaces()
+            .iter()
+            .filter(|n| n.starts_with(&format!("cclab-{pid}-")))
+            .count()
+            == 3
+        {
             return true;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -180,7 +263,9 @@ fn wait_for_namespaces(pid: u32) -> bool {
 
 #[test]
 fn sigkill_then_clean_stale_leaves_nothing() {
-    let Some(_g) = lab("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else { return };
+    let Some(_g) = lab("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else {
+        return;
+    };
     let mut child = probe()
         .args(["run", "--secs", "30", "--rate", "50e6", "--rtt-ms", "20"])
         .stdout(Stdio::null())
@@ -191,7 +276,10 @@ fn sigkill_then_clean_stale_leaves_nothing() {
     std::thread::sleep(Duration::from_millis(1500));
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(!list_namespaces().is_empty(), "namespaces of a killed run are expected until clean_stale");
+    assert!(
+        !list_namespaces().is_empty(),
+        "namespaces of a killed run are expected until clean_stale"
+    );
     let rep = clean_stale().unwrap();
     eprintln!("{rep}");
     assert!(rep.namespaces_removed.len() >= 3);
@@ -209,7 +297,9 @@ fn sigkill_then_clean_stale_leaves_nothing() {
 
 #[test]
 fn sigint_stops_and_cleans_up() {
-    let Some(_g) = lab("sigint_stops_and_cleans_up", &["cubic"]) else { return };
+    let Some(_g) = lab("sigint_stops_and_cleans_up", &["cubic"]) else {
+        return;
+    };
     let child = probe()
         .args(["run", "--secs", "30", "--rate", "20e6", "--rtt-ms", "20"])
         .stdout(Stdio::null())
@@ -223,10 +313,16 @@ fn sigint_stops_and_cleans_up() {
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(t.elapsed() < Duration::from_secs(5), "took {:?} to stop", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?} to stop",
+        t.elapsed()
+    );
     assert!(err.contains("interrupted by SIGINT"), "{err}");
     assert!(
-        !list_namespaces().iter().any(|n| n.starts_with(&format!("cclab-{pid}-"))),
+        !list_namespaces()
+            .iter()
+            .any(|n| n.starts_with(&format!("cclab-{pid}-"))),
         "left {:?}",
         list_namespaces()
     );
@@ -236,14 +332,24 @@ fn sigint_stops_and_cleans_up() {
 fn unknown_cc_is_a_one_line_error() {
     // Checked before anything is built, but after the privilege check.
     if check_privileges().is_err() {
-        skip("unknown_cc_is_a_one_line_error", "not root (the cc check comes after the privilege check)");
+        skip(
+            "unknown_cc_is_a_one_line_error",
+            "not root (the cc check comes after the privilege check)",
+        );
         return;
     }
-    let e = run_scenario(&scenario(10e6, 10.0, 1.0, 0.0, "vegas", 1.0), &KernelOptions::default()).unwrap_err();
+    let e = run_scenario(
+        &scenario(10e6, 10.0, 1.0, 0.0, "vegas", 1.0),
+        &KernelOptions::default(),
+    )
+    .unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, KernelError::CcUnavailable { .. }));
     assert!(!msg.contains('\n'));
-    assert!(msg.contains("\"vegas\"") && msg.contains("it has:"), "{msg}");
+    assert!(
+        msg.contains("\"vegas\"") && msg.contains("it has:"),
+        "{msg}"
+    );
     for cc in available_ccs() {
         assert!(msg.contains(&cc), "{msg}");
     }
@@ -254,13 +360,22 @@ fn not_root_is_a_one_line_error() {
     const WANT: &str = "the kernel backend needs root (CAP_NET_ADMIN); --backend sim needs nothing";
     assert_eq!(KernelError::NotPrivileged.to_string(), WANT);
     if check_privileges().is_err() {
-        let e = run_scenario(&scenario(10e6, 10.0, 1.0, 0.0, "cubic", 1.0), &KernelOptions::default()).unwrap_err();
+        let e = run_scenario(
+            &scenario(10e6, 10.0, 1.0, 0.0, "cubic", 1.0),
+            &KernelOptions::default(),
+        )
+        .unwrap_err();
         assert_eq!(e, KernelError::NotPrivileged);
         return;
     }
     // As root: run the probe as `nobody`.
     use std::os::unix::process::CommandExt;
-    let out = probe().args(["run", "--secs", "1"]).uid(65534).gid(65534).output().unwrap();
+    let out = probe()
+        .args(["run", "--secs", "1"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert_eq!(err.trim(), format!("error: {WANT}"));
@@ -274,7 +389,10 @@ fn doctor_reports() {
     let text = d.to_string();
     assert!(text.contains("netem") && text.contains("BPF"));
     if !d.root {
-        skip("doctor_reports (probes)", "not root: qdisc/veth probes not run");
+        skip(
+            "doctor_reports (probes)",
+            "not root: qdisc/veth probes not run",
+        );
         return;
     }
     // The probes use a temporary namespace: not while another test counts namespaces.

@@ -55,13 +55,19 @@ fn main() {
                 }],
                 reference: None,
             };
-            let opts = KernelOptions { timing: timing(&args), realtime: args.iter().any(|a| a == "--rt"), ..Default::default() };
+            let opts = KernelOptions {
+                timing: timing(&args),
+                realtime: args.iter().any(|a| a == "--rt"),
+                ..Default::default()
+            };
             match run_scenario_detailed(&sc, &opts) {
                 Ok(r) => {
                     let mut res = r.result.clone();
                     res.series = None;
                     let e = &r.element;
-                    let q = |h: &cclab_results::Histogram, q: f64| h.quantile(q).unwrap_or(0) as f64 / 1e3;
+                    let q = |h: &cclab_results::Histogram, q: f64| {
+                        h.quantile(q).unwrap_or(0) as f64 / 1e3
+                    };
                     println!(
                         "{}",
                         serde_json::json!({
@@ -90,7 +96,10 @@ fn main() {
                 Ok(mut v) => {
                     v.sort();
                     let ms: Vec<f64> = v.iter().map(|x| *x as f64 / 1e6).collect();
-                    println!("{}", serde_json::json!({ "set_ms": rtt as f64 / 1e6, "samples_ms": ms }));
+                    println!(
+                        "{}",
+                        serde_json::json!({ "set_ms": rtt as f64 / 1e6, "samples_ms": ms })
+                    );
                     0
                 }
                 Err(e) => {
@@ -101,7 +110,10 @@ fn main() {
         }
         "bench" => {
             let secs = arg(&args, "--secs", 2.0f64);
-            let rates: Vec<f64> = [100e6, 200e6, 400e6, 600e6, 800e6, 1000e6, 1200e6, 1500e6, 2000e6, 3000e6, 4000e6].to_vec();
+            let rates: Vec<f64> = [
+                100e6, 200e6, 400e6, 600e6, 800e6, 1000e6, 1200e6, 1500e6, 2000e6, 3000e6, 4000e6,
+            ]
+            .to_vec();
             let mut code = 0;
             for d in [0u64, 50_000_000] {
                 match element_capacity(d, &rates, secs, timing(&args)) {
@@ -109,7 +121,11 @@ fn main() {
                         for p in &pts {
                             println!("{}", serde_json::to_string(p).unwrap());
                         }
-                        let cap = pts.iter().filter(|p| p.loss <= 0.01 && p.sent_bps >= 0.95 * p.offered_bps).map(|p| p.offered_bps).fold(0.0, f64::max);
+                        let cap = pts
+                            .iter()
+                            .filter(|p| p.loss <= 0.01 && p.sent_bps >= 0.95 * p.offered_bps)
+                            .map(|p| p.offered_bps)
+                            .fold(0.0, f64::max);
                         println!("capacity at {} ms one-way delay: {:.0} Mbit/s of 1500-byte packets (<= 1% loss)", d / 1_000_000, cap / 1e6);
                     }
                     Err(e) => {
