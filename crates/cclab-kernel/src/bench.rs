@@ -1,0 +1,331 @@
+//! How fast the link element can go: UDP packets of 1500 bytes (IP) at increasing rates
+//! through a lab whose bottleneck is far faster than the offered load, counting what
+//! arrives. The capacity is the highest offered rate that arrives with <= 1% loss.
+
+use crate::element::{self, ElementShared, ElementTiming};
+use crate::{addr, sys, topo, KernelError};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// One measured rate.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CapacityPoint {
+    pub one_way_delay_ms: f64,
+    pub offered_bps: f64,
+    /// What the sender managed to send.
+    pub sent_bps: f64,
+    pub sent_pkts: u64,
+    pub received_pkts: u64,
+    /// 1 - received / sent.
+    pub loss: f64,
+    /// Median and p99 of how late the element released packets, us.
+    pub lateness_p50_us: f64,
+    pub lateness_p99_us: f64,
+}
+
+const PKT: usize = 1500;
+const UDP_PAYLOAD: usize = PKT - 28;
+
+/// Offer each of `rates_bps` for `secs` through an element with `one_way_delay_ns` of delay
+/// in the data direction; stops after the first rate with more than 1% loss.
+pub fn element_capacity(
+    one_way_delay_ns: u64,
+    rates_bps: &[f64],
+    secs: f64,
+    timing: ElementTiming,
+) -> Result<Vec<CapacityPoint>, KernelError> {
+    crate::check_privileges()?;
+    let _signals = sys::SignalGuard::install();
+    let topo = topo::Topology::create(&topo::TopoConfig {
+        mtu: PKT as u32,
+        group_init_cwnd: vec![10],
+    })?;
+    let mut points = Vec::new();
+    for &rate in rates_bps {
+        if sys::interrupted().is_some() {
+            break;
+        }
+        let p = one_point(&topo, one_way_delay_ns, rate, secs, timing)?;
+        let stop = p.loss > 0.01;
+        points.push(p);
+        if stop {
+            break;
+        }
+    }
+    Ok(points)
+}
+
+fn one_point(
+    topo: &topo::Topology,
+    delay: u64,
+    rate: f64,
+    secs: f64,
+    timing: ElementTiming,
+) -> Result<CapacityPoint, KernelError> {
+    let el_shared = Arc::new(ElementShared::new());
+    let cfg = element::ElementConfig {
+        rate_bps: 1e12,
+        buffer_bytes: 1 << 30,
+        loss: 0.0,
+        ack_loss: 0.0,
+        seed: 1,
+        rtt_ns: 2 * delay,
+        group_extra_ns: vec![0],
+        flow_group: vec![],
+        timing,
+        realtime: false,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rtr = topo.rtr.clone();
+    let els = el_shared.clone();
+    let el = std::thread::spawn(move || {
+        match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                element::run(t, cfg, els)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(Default::default())
+            }
+        }
+    });
+    let stop_el = |el: std::thread::JoinHandle<std::io::Result<element::ElementStats>>| {
+        el_shared.stop.store(true, Ordering::SeqCst);
+        el.join()
+    };
+    if let Err(e) = rx
+        .recv()
+        .unwrap_or(Err(std::io::Error::other("element died")))
+    {
+        let _ = stop_el(el);
+        return Err(KernelError::Setup(format!("TUN: {e}")));
+    }
+    // Routes through the TUN device exist only while a TUN of that name does: re-add each time.
+    if let Err(e) = topo.route_through_tun(PKT as u32) {
+        let _ = stop_el(el);
+        return Err(e);
+    }
+    el_shared.count_from.store(0, Ordering::SeqCst);
+
+    let received = Arc::new(AtomicU64::new(0));
+    let rstop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (rcv, r2, rs2) = (topo.rcv.clone(), received.clone(), rstop.clone());
+    let receiver = std::thread::spawn(move || -> std::io::Result<()> {
+        let r = (|| {
+            sys::enter_netns(&rcv)?;
+            let s = sys::new_socket(libc::SOCK_DGRAM)?;
+            sys::setsockopt_int(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                256 << 20,
+            )?;
+            sys::bind(s.as_raw_fd(), addr::receiver(0), 9000)?;
+            sys::set_nonblocking(s.as_raw_fd())?;
+            Ok(s)
+        })();
+        let s = match r {
+            Ok(s) => {
+                let _ = tx.send(Ok(()));
+                s
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return Ok(());
+            }
+        };
+        let mut buf = vec![0u8; 65536];
+        while !rs2.load(Ordering::Relaxed) {
+            match sys::read_fd(s.as_raw_fd(), &mut buf) {
+                Ok(_) => {
+                    r2.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(_) => {
+                    sys::wait_readable(s.as_raw_fd(), Some(1_000_000))?;
+                }
+            }
+        }
+        Ok(())
+    });
+    let rr = rx
+        .recv()
+        .unwrap_or(Err(std::io::Error::other("receiver died")));
+
+    let snd = topo.snd.clone();
+    let sent = if rr.is_ok() {
+        std::thread::spawn(move || -> std::io::Result<(u64, f64)> {
+            sys::enter_netns(&snd)?;
+            let s = sys::new_socket(libc::SOCK_DGRAM)?;
+            sys::setsockopt_int(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUFFORCE,
+                16 << 20,
+            )?;
+            sys::connect(s.as_raw_fd(), addr::receiver(0), 9000)?;
+            let payload = vec![0u8; UDP_PAYLOAD];
+            const BATCH: usize = 64;
+            let mut iov: Vec<libc::iovec> = (0..BATCH)
+                .map(|_| libc::iovec {
+                    iov_base: payload.as_ptr() as *mut _,
+                    iov_len: payload.len(),
+                })
+                .collect();
+            let mut msgs: Vec<libc::mmsghdr> = (0..BATCH)
+                .map(|i| {
+                    let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                    h.msg_hdr.msg_iov = &mut iov[i];
+                    h.msg_hdr.msg_iovlen = 1;
+                    h
+                })
+                .collect();
+            sys::set_timer_slack(1);
+            let pps = rate / (PKT as f64 * 8.0);
+            let start = sys::now_ns();
+            let dur = (secs * 1e9) as u64;
+            let mut n = 0u64;
+            loop {
+                let el = sys::now_ns() - start;
+                if el >= dur {
+                    break;
+                }
+                let target = (el as f64 / 1e9 * pps) as u64;
+                if n >= target {
+                    // Pace in 100 us steps, sleeping: a spinning sender would take the CPU
+                    // the element and the receiver need on a 2-core machine.
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                    continue;
+                }
+                let k = ((target - n) as usize).min(BATCH);
+                let r = unsafe { libc::sendmmsg(s.as_raw_fd(), msgs.as_mut_ptr(), k as u32, 0) };
+                if r > 0 {
+                    n += r as u64;
+                }
+            }
+            let el = (sys::now_ns() - start) as f64 / 1e9;
+            Ok((n, el))
+        })
+        .join()
+        .map_err(|_| std::io::Error::other("sender panicked"))
+        .and_then(|r| r)
+    } else {
+        Err(std::io::Error::other("receiver failed"))
+    };
+    // Let the delay line drain.
+    std::thread::sleep(std::time::Duration::from_nanos(delay + 300_000_000));
+    rstop.store(true, Ordering::SeqCst);
+    let _ = receiver.join();
+    let st = stop_el(el);
+    rr.map_err(|e| KernelError::Io(format!("bench receiver: {e}")))?;
+    let (n, el) = sent.map_err(|e| KernelError::Io(format!("bench sender: {e}")))?;
+    let st = st
+        .map_err(|_| KernelError::Io("element panicked".into()))?
+        .map_err(|e| KernelError::Io(format!("element: {e}")))?;
+    let got = received.load(Ordering::SeqCst);
+    Ok(CapacityPoint {
+        one_way_delay_ms: delay as f64 / 1e6,
+        offered_bps: rate,
+        sent_bps: n as f64 * PKT as f64 * 8.0 / el,
+        sent_pkts: n,
+        received_pkts: got,
+        loss: if n > 0 {
+            1.0 - got as f64 / n as f64
+        } else {
+            0.0
+        },
+        lateness_p50_us: st.lateness.quantile(0.5).unwrap_or(0) as f64 / 1e3,
+        lateness_p99_us: st.lateness.quantile(0.99).unwrap_or(0) as f64 / 1e3,
+    })
+}
+
+/// Idle round-trip time through an emulated path of `rtt_ns` (no load): the time of `n`
+/// TCP connects (SYN -> SYN-ACK) from the sender to the receiver namespace, ns each.
+pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>, KernelError> {
+    crate::check_privileges()?;
+    let _signals = sys::SignalGuard::install();
+    let topo = topo::Topology::create(&topo::TopoConfig {
+        mtu: PKT as u32,
+        group_init_cwnd: vec![10],
+    })?;
+    let el_shared = Arc::new(ElementShared::new());
+    let cfg = element::ElementConfig {
+        rate_bps: 1e9,
+        buffer_bytes: 1 << 20,
+        loss: 0.0,
+        ack_loss: 0.0,
+        seed: 1,
+        rtt_ns,
+        group_extra_ns: vec![0],
+        flow_group: vec![],
+        timing,
+        realtime: false,
+    };
+    let rtr = topo.rtr.clone();
+    let els = el_shared.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let el = std::thread::spawn(move || {
+        match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                element::run(t, cfg, els)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(Default::default())
+            }
+        }
+    });
+    let res = (|| {
+        rx.recv()
+            .unwrap_or(Err(std::io::Error::other("element died")))
+            .map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
+        topo.route_through_tun(PKT as u32)?;
+        let rcv = topo.rcv.clone();
+        let l = sys::in_netns(&rcv, || {
+            let s = sys::new_socket(libc::SOCK_STREAM)?;
+            sys::setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+            sys::bind(s.as_raw_fd(), addr::receiver(0), addr::RECEIVER_PORT)?;
+            if unsafe { libc::listen(s.as_raw_fd(), 4096) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(s)
+        })
+        .map_err(|e| KernelError::Io(format!("listen: {e}")))?;
+        let snd = topo.snd.clone();
+        let samples = sys::in_netns(&snd, move || {
+            let mut v = Vec::new();
+            for _ in 0..n {
+                if sys::interrupted().is_some() {
+                    break;
+                }
+                let s = sys::new_socket(libc::SOCK_STREAM)?;
+                let tv = libc::timeval {
+                    tv_sec: 5,
+                    tv_usec: 0,
+                };
+                let b = unsafe {
+                    std::slice::from_raw_parts(
+                        (&tv as *const libc::timeval).cast::<u8>(),
+                        std::mem::size_of::<libc::timeval>(),
+                    )
+                };
+                sys::setsockopt_raw(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDTIMEO, b)?;
+                let t = sys::now_ns();
+                sys::connect(s.as_raw_fd(), addr::receiver(0), addr::RECEIVER_PORT)?;
+                v.push(sys::now_ns() - t);
+                drop(s);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Ok(v)
+        })
+        .map_err(|e| KernelError::Io(format!("connect: {e}")))?;
+        drop(l);
+        Ok(samples)
+    })();
+    el_shared.stop.store(true, Ordering::SeqCst);
+    let _ = el.join();
+    res
+}

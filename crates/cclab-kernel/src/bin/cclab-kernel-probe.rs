@@ -1,0 +1,159 @@
+//! A small driver of the kernel backend for tests, benchmarks and debugging:
+//!
+//! ```text
+//! cclab-kernel-probe run [--rate BPS] [--rtt-ms MS] [--bdp X] [--loss P] [--cc NAME] [--secs S] [--flows N] [--timing spin|sleep|hybrid]
+//! cclab-kernel-probe rtt [--rtt-ms MS] [--n N] [--timing ...]
+//! cclab-kernel-probe bench [--secs S] [--timing ...]
+//! cclab-kernel-probe doctor | clean
+//! ```
+//! `run` prints the RunResult (without series) and the element's statistics as JSON.
+
+use cclab_kernel::*;
+use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, def: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(def)
+}
+
+fn timing(args: &[String]) -> ElementTiming {
+    match arg(args, "--timing", "hybrid".to_string()).as_str() {
+        "spin" => ElementTiming::Spin,
+        "sleep" => ElementTiming::Sleep,
+        _ => ElementTiming::Hybrid,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = args.first().cloned().unwrap_or_default();
+    let code = match cmd.as_str() {
+        "run" => {
+            let sc = Scenario {
+                name: "probe".into(),
+                description: None,
+                duration_ns: Some((arg(&args, "--secs", 3.0f64) * 1e9) as u64),
+                seed: arg(&args, "--seed", 1u64),
+                link: LinkSpec {
+                    rate_bps: arg(&args, "--rate", 10e6f64) as u64,
+                    rtt_ns: (arg(&args, "--rtt-ms", 20.0f64) * 1e6) as u64,
+                    buffer: Buffer::Bdp(arg(&args, "--bdp", 1.0f64)),
+                    loss: arg(&args, "--loss", 0.0f64),
+                    ack_loss: arg(&args, "--ack-loss", 0.0f64),
+                    mss: 1448,
+                },
+                flows: vec![FlowSpec {
+                    cc: arg(&args, "--cc", "cubic".to_string()),
+                    count: arg(&args, "--flows", 1u32),
+                    start_ns: 0,
+                    size_bytes: None,
+                    rtt_extra_ns: 0,
+                    init_cwnd: 10,
+                }],
+                reference: None,
+            };
+            let opts = KernelOptions {
+                timing: timing(&args),
+                realtime: args.iter().any(|a| a == "--rt"),
+                ..Default::default()
+            };
+            match run_scenario_detailed(&sc, &opts) {
+                Ok(r) => {
+                    let mut res = r.result.clone();
+                    res.series = None;
+                    let e = &r.element;
+                    let q = |h: &cclab_results::Histogram, q: f64| {
+                        h.quantile(q).unwrap_or(0) as f64 / 1e3
+                    };
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "result": res,
+                            "cc_used": r.cc_used,
+                            "element": {
+                                "data_pkts_in": e.data_pkts_in, "acks_in": e.acks_in,
+                                "drops_random": e.drops_random, "drops_buffer": e.drops_buffer,
+                                "max_packet": e.max_packet, "packets_read": e.packets_read,
+                                "lateness_us_p50": q(&e.lateness, 0.5), "lateness_us_p99": q(&e.lateness, 0.99),
+                                "lateness_us_max": e.lateness.max().unwrap_or(0) as f64 / 1e3,
+                            }
+                        })
+                    );
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            }
+        }
+        "rtt" => {
+            let rtt = (arg(&args, "--rtt-ms", 10.0f64) * 1e6) as u64;
+            match idle_rtt(rtt, arg(&args, "--n", 20usize), timing(&args)) {
+                Ok(mut v) => {
+                    v.sort();
+                    let ms: Vec<f64> = v.iter().map(|x| *x as f64 / 1e6).collect();
+                    println!(
+                        "{}",
+                        serde_json::json!({ "set_ms": rtt as f64 / 1e6, "samples_ms": ms })
+                    );
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            }
+        }
+        "bench" => {
+            let secs = arg(&args, "--secs", 2.0f64);
+            let rates: Vec<f64> = [
+                100e6, 200e6, 400e6, 600e6, 800e6, 1000e6, 1200e6, 1500e6, 2000e6, 3000e6, 4000e6,
+            ]
+            .to_vec();
+            let mut code = 0;
+            for d in [0u64, 50_000_000] {
+                match element_capacity(d, &rates, secs, timing(&args)) {
+                    Ok(pts) => {
+                        for p in &pts {
+                            println!("{}", serde_json::to_string(p).unwrap());
+                        }
+                        let cap = pts
+                            .iter()
+                            .filter(|p| p.loss <= 0.01 && p.sent_bps >= 0.95 * p.offered_bps)
+                            .map(|p| p.offered_bps)
+                            .fold(0.0, f64::max);
+                        println!("capacity at {} ms one-way delay: {:.0} Mbit/s of 1500-byte packets (<= 1% loss)", d / 1_000_000, cap / 1e6);
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        code = 1;
+                    }
+                }
+            }
+            code
+        }
+        "doctor" => {
+            print!("{}", doctor());
+            0
+        }
+        "clean" => match clean_stale() {
+            Ok(r) => {
+                println!("{r}");
+                0
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                1
+            }
+        },
+        _ => {
+            eprintln!("usage: cclab-kernel-probe run|rtt|bench|doctor|clean [options]");
+            2
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,504 @@
+//! # cclab-kernel: the same scenarios through real Linux TCP
+//!
+//! One run of a [`Scenario`] ([`run_scenario`]) builds a private three-namespace lab,
+//! pushes cclab's own TCP flows through it, and returns the same [`RunResult`] the
+//! simulator returns, with the same meaning for every field.
+//!
+//! ```text
+//!  cclab-<pid>-<n>-snd          cclab-<pid>-<n>-rtr                     cclab-<pid>-<n>-rcv
+//!  sender thread                 element thread (cclab_link model)       receiver thread
+//!  s0 198.18.0.2 ==veth== r0 --> [rule iif r0/r1: table 100 -> ctun] --> r1 ==veth== c0 198.18.1.10+g
+//!                                       ctun (TUN) <-> element
+//! ```
+//!
+//! - **Namespaces** `cclab-<pid>-<n>-{snd,rtr,rcv}` (iproute2 `ip netns`), veth pairs created
+//!   directly inside them (nothing in the host namespace), addresses in 198.18.0.0/23 (see
+//!   [`addr`]). Sysctls are written only inside these namespaces (IPv6 off; in the router
+//!   `ip_forward=1`, `rp_filter=0`, no redirects; at the ends `tcp_no_metrics_save=1`).
+//! - **Path**: in the router, policy routing (`ip rule iif r0|r1 lookup 100`, table 100 =
+//!   `default dev ctun`) hands every forwarded packet to a TUN device read by the element
+//!   ([`element`]): Bernoulli loss on data packets -> [`cclab_link::Bottleneck`] (rate, drop-tail
+//!   byte buffer) -> per-group [`cclab_link::DelayLine`] of `(rtt + rtt_extra) / 2`; ACKs get
+//!   ACK loss and the other half of the RTT. The element writes packets back into the TUN
+//!   device and the router's main table forwards them on. The rate counts whole IP packets
+//!   (1500 bytes for mss 1448), as in the simulator; all links use MTU `mss + 52`.
+//! - **Per-segment loss**: the TUN device is opened without `IFF_VNET_HDR`, so it offers no
+//!   GSO/TSO; the router's stack segments every GSO super-packet from the sender's veth
+//!   (software GSO in `validate_xmit_skb`) before the element sees it. The element therefore
+//!   only ever sees MTU-sized packets (checked: [`element::ElementStats::max_packet`]) and
+//!   loss is per segment while the sender keeps cheap GSO. No ethtool needed.
+//! - **Traffic** ([`traffic`]): flow i binds 198.18.0.2:(20000+i), sets `TCP_CONGESTION`
+//!   per socket and `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE` of at least 4 x (BDP + buffer), and
+//!   connects to its group's receiver address before time zero (the simulator has no
+//!   handshake). Group routes carry `initcwnd`. Bulk flows write until the end; sized
+//!   flows write `size` bytes and shut down. The receiver counts what the application read;
+//!   TCP_INFO is sampled every 10 ms.
+//! - **Cleanup**: a guard deletes the namespaces (and with them every link, route and TUN)
+//!   on success, error, panic and SIGINT/SIGTERM (handlers set a flag while a run is in
+//!   progress; the run stops, cleans up, and returns [`KernelError::Interrupted`]). All
+//!   lab code runs in threads of the calling process, so nothing outlives a SIGKILL except the
+//!   named namespaces, which [`clean_stale`] removes.
+//!
+//! Field meanings in [`RunResult`] follow the simulator; where the kernel can only
+//! approximate, the docs of [`run_scenario`] say how.
+
+pub mod addr;
+mod bench;
+mod doctor;
+pub mod element;
+pub mod sys;
+mod topo;
+pub mod traffic;
+
+pub use bench::{element_capacity, idle_rtt, CapacityPoint};
+pub use doctor::{doctor, DoctorReport, Feature};
+pub use element::{ElementStats, ElementTiming};
+pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};
+
+use cclab_results::{
+    jain, FlowResult, FlowSeries, LinkResult, Percentiles, QueuePercentiles, RunResult, TimeSeries,
+};
+use cclab_scenario::Scenario;
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// How the kernel backend runs (defaults suit the CLI).
+#[derive(Clone, Debug)]
+pub struct KernelOptions {
+    /// How the element waits between events (see [`ElementTiming`]).
+    pub timing: ElementTiming,
+    /// TCP_INFO sampling period, ns (10 ms).
+    pub sample_interval_ns: u64,
+    /// Time-series bin, ns (100 ms, as the simulator).
+    pub series_interval_ns: u64,
+    /// How long connecting every flow may take, ns (10 s).
+    pub connect_timeout_ns: u64,
+    /// Run the element thread under SCHED_FIFO (priority 10) so the TCP endpoints' work
+    /// cannot delay packets on the path.
+    pub realtime: bool,
+    /// Leave the namespaces in place after the run (debugging; `clean_stale` removes them).
+    pub keep_namespaces: bool,
+}
+
+impl Default for KernelOptions {
+    fn default() -> Self {
+        KernelOptions {
+            timing: ElementTiming::Hybrid,
+            sample_interval_ns: 10_000_000,
+            series_interval_ns: 100_000_000,
+            connect_timeout_ns: 10_000_000_000,
+            realtime: false,
+            keep_namespaces: false,
+        }
+    }
+}
+
+/// Why a kernel run could not happen; `Display` is one line with the fix.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KernelError {
+    /// Not root / no CAP_NET_ADMIN + CAP_SYS_ADMIN.
+    NotPrivileged,
+    /// The kernel lacks a congestion control the scenario asks for.
+    CcUnavailable { cc: String, available: Vec<String> },
+    /// The scenario is outside what the kernel backend takes.
+    Unsupported(String),
+    /// Building the lab failed (an `ip` command, a sysctl, the TUN device).
+    Setup(String),
+    /// A socket call failed.
+    Io(String),
+    /// Something did not happen in time.
+    Timeout(String),
+    /// SIGINT/SIGTERM arrived; the run stopped and cleaned up.
+    Interrupted(i32),
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelError::NotPrivileged => {
+                f.write_str("the kernel backend needs root (CAP_NET_ADMIN); --backend sim needs nothing")
+            }
+            KernelError::CcUnavailable { cc, available } => write!(
+                f,
+                "congestion control \"{cc}\" is not available in this kernel (it has: {}); try `modprobe tcp_{cc}` or --backend sim",
+                available.join(", ")
+            ),
+            KernelError::Unsupported(m) => write!(f, "{m}"),
+            KernelError::Setup(m) => write!(f, "kernel lab setup failed: {m} (leftovers: `cclab lab clean`)"),
+            KernelError::Io(m) => write!(f, "kernel run failed: {m}"),
+            KernelError::Timeout(m) => write!(f, "kernel run timed out: {m}"),
+            KernelError::Interrupted(s) => write!(
+                f,
+                "interrupted by {} ; the run stopped and its namespaces were removed",
+                if *s == libc::SIGINT { "SIGINT" } else { "SIGTERM" }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+/// Congestion controls this kernel offers (`tcp_available_congestion_control`).
+pub fn available_ccs() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+/// Root, or CAP_NET_ADMIN plus CAP_SYS_ADMIN (namespaces).
+pub fn check_privileges() -> Result<(), KernelError> {
+    if sys::is_root() || (sys::has_cap(sys::CAP_NET_ADMIN) && sys::has_cap(sys::CAP_SYS_ADMIN)) {
+        Ok(())
+    } else {
+        Err(KernelError::NotPrivileged)
+    }
+}
+
+/// A run's result plus what only the kernel lab measures.
+#[derive(Clone, Debug)]
+pub struct KernelRun {
+    pub result: RunResult,
+    pub element: ElementStats,
+    /// Congestion control each socket really used (read back with getsockopt).
+    pub cc_used: Vec<String>,
+}
+
+/// One run of one concrete scenario through real Linux TCP. `params` is left empty.
+///
+/// Field meanings (as in the simulator, `crates/cclab-sim/src/engine.rs`):
+/// - `goodput_bps`: bytes the receiving application read, per second of the flow's active
+///   time (start to last byte for sized flows that completed, start to run end otherwise).
+/// - `throughput_bps`: TCP payload bytes of the flow the element's bottleneck forwarded
+///   (retransmissions included), per active second.
+/// - `retransmits` = `tcpi_total_retrans`, `segments_sent` = `tcpi_data_segs_out`,
+///   `rto_count` = `tcpi_total_rto` (kernels >= 6.7; else 0).
+/// - `rtt_ms`: `min` is `tcpi_min_rtt`; p50/p95/p99 are over `tcpi_rtt` (the kernel's
+///   smoothed RTT) sampled every 10 ms while the flow was active. The simulator uses every
+///   per-ACK sample, so the kernel's upper percentiles are somewhat smoother.
+/// - `link`: the element's counters within the run's time window; `utilization` =
+///   forwarded bytes / (rate x (end - first start)).
+/// - `duration_s`: time zero (every flow connected) to the end (duration, or the last sized
+///   flow's completion).
+pub fn run_scenario(sc: &Scenario, opts: &KernelOptions) -> Result<RunResult, KernelError> {
+    run_scenario_detailed(sc, opts).map(|r| r.result)
+}
+
+/// [`run_scenario`], also returning the element's own statistics.
+pub fn run_scenario_detailed(
+    sc: &Scenario,
+    opts: &KernelOptions,
+) -> Result<KernelRun, KernelError> {
+    check_privileges()?;
+    let avail = available_ccs();
+    for f in &sc.flows {
+        if !avail.contains(&f.cc) {
+            return Err(KernelError::CcUnavailable {
+                cc: f.cc.clone(),
+                available: avail,
+            });
+        }
+    }
+    let nflows = sc.total_flows();
+    if nflows as usize > addr::MAX_FLOWS {
+        return Err(KernelError::Unsupported(format!(
+            "{}: {nflows} flows in one run; the kernel backend takes at most {} (use --backend sim)",
+            sc.name,
+            addr::MAX_FLOWS
+        )));
+    }
+    if sc.flows.len() > addr::MAX_GROUPS {
+        return Err(KernelError::Unsupported(format!(
+            "{}: {} flow groups; the kernel backend takes at most {}",
+            sc.name,
+            sc.flows.len(),
+            addr::MAX_GROUPS
+        )));
+    }
+    let link = &sc.link;
+    let buffer = link.buffer_bytes();
+    let mtu = link.mss + cclab_scenario::HEADER_BYTES as u32;
+    let mut plans = Vec::new();
+    for (g, f) in sc.flows.iter().enumerate() {
+        let rtt = link.rtt_ns + f.rtt_extra_ns;
+        let bdp = link.rate_bps as f64 / 8.0 * rtt as f64 / 1e9;
+        let sockbuf = (4.0 * (bdp + buffer.min(1 << 30) as f64))
+            .clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as usize;
+        for _ in 0..f.count {
+            plans.push(traffic::FlowPlan {
+                cc: f.cc.clone(),
+                group: g as u32,
+                start_ns: f.start_ns,
+                size: f.size_bytes,
+                sockbuf,
+            });
+        }
+    }
+
+    let _signals = sys::SignalGuard::install();
+    let mut topo = topo::Topology::create(&topo::TopoConfig {
+        mtu,
+        group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
+    })?;
+    topo.keep = opts.keep_namespaces;
+
+    let el_shared = Arc::new(element::ElementShared::new());
+    let sh = Arc::new(traffic::Shared::new(plans.len()));
+    let mut threads = Threads {
+        el: el_shared.clone(),
+        sh: sh.clone(),
+        element: None,
+        receiver: None,
+    };
+
+    // Element: creates the TUN device inside the router namespace, then runs.
+    let el_cfg = element::ElementConfig {
+        rate_bps: link.rate_bps as f64,
+        buffer_bytes: buffer,
+        loss: link.loss,
+        ack_loss: link.ack_loss,
+        seed: sc.seed,
+        rtt_ns: link.rtt_ns,
+        group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
+        flow_group: plans.iter().map(|p| p.group).collect(),
+        timing: opts.timing,
+        realtime: opts.realtime,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rtr = topo.rtr.clone();
+    let els = el_shared.clone();
+    threads.element = Some(std::thread::spawn(move || {
+        let tun = sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN));
+        match tun {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                element::run(t, el_cfg, els)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(element::ElementStats::default())
+            }
+        }
+    }));
+    rx.recv()
+        .map_err(|_| KernelError::Setup("the element thread died".into()))?
+        .map_err(|e| {
+            KernelError::Setup(format!(
+                "cannot create the TUN device ({e}); is /dev/net/tun there?"
+            ))
+        })?;
+    topo.route_through_tun(mtu)?;
+
+    // Receiver.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rcv = topo.rcv.clone();
+    let (p2, s2) = (plans.clone(), sh.clone());
+    let groups = sc.flows.len();
+    let rcvbuf = plans.iter().map(|p| p.sockbuf).max().unwrap_or(4 << 20);
+    threads.receiver = Some(std::thread::spawn(move || {
+        let ls = sys::enter_netns(&rcv).and_then(|_| traffic::listen(groups, rcvbuf));
+        match ls {
+            Ok(ls) => {
+                let _ = tx.send(Ok(()));
+                traffic::receive(ls, p2, s2)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(())
+            }
+        }
+    }));
+    rx.recv()
+        .map_err(|_| KernelError::Setup("the receiver thread died".into()))?
+        .map_err(|e| KernelError::Io(format!("receiver sockets: {e}")))?;
+
+    // Sender: the run's timeline.
+    let send_cfg = traffic::SendConfig {
+        plans: plans.clone(),
+        duration_ns: sc.duration_ns,
+        limit_ns: sc.run_limit_ns(),
+        connect_timeout_ns: opts.connect_timeout_ns,
+        sample_ns: opts.sample_interval_ns,
+        bin_ns: opts.series_interval_ns,
+    };
+    let snd = topo.snd.clone();
+    let (s3, e3) = (sh.clone(), el_shared.clone());
+    let sender = std::thread::spawn(move || {
+        sys::enter_netns(&snd).map_err(|e| KernelError::Setup(format!("entering {snd}: {e}")))?;
+        let out = traffic::send(send_cfg, s3, e3)?;
+        Ok::<_, KernelError>(out)
+    });
+    let out = sender
+        .join()
+        .map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
+    let (el_stats, _) = threads.stop();
+    let el_stats = el_stats?;
+    drop(topo);
+    if let Some(sig) = out.interrupted {
+        return Err(KernelError::Interrupted(sig));
+    }
+    let cc_used = out.cc_used.clone();
+    let result = build_result(sc, &plans, &out, &sh, &el_stats, opts.series_interval_ns);
+    Ok(KernelRun {
+        result,
+        element: el_stats,
+        cc_used,
+    })
+}
+
+/// Stops and joins the element and receiver threads (also on early return).
+struct Threads {
+    el: Arc<element::ElementShared>,
+    sh: Arc<traffic::Shared>,
+    element: Option<std::thread::JoinHandle<std::io::Result<ElementStats>>>,
+    receiver: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Threads {
+    fn stop(&mut self) -> (Result<ElementStats, KernelError>, ()) {
+        self.sh.stop.store(true, Ordering::SeqCst);
+        self.el.stop.store(true, Ordering::SeqCst);
+        if let Some(r) = self.receiver.take() {
+            let _ = r.join();
+        }
+        let st = match self.element.take() {
+            Some(h) => match h.join() {
+                Ok(Ok(s)) => Ok(s),
+                Ok(Err(e)) => Err(KernelError::Io(format!("link element: {e}"))),
+                Err(_) => Err(KernelError::Io("the link element panicked".into())),
+            },
+            None => Ok(ElementStats::default()),
+        };
+        (st, ())
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+fn build_result(
+    sc: &Scenario,
+    plans: &[traffic::FlowPlan],
+    out: &traffic::SendOutcome,
+    sh: &traffic::Shared,
+    el: &ElementStats,
+    bin_ns: u64,
+) -> RunResult {
+    let t0 = sh.t0.load(Ordering::SeqCst);
+    let end = out.end_rel;
+    let ms = |v: Option<u64>| v.map_or(0.0, |x| x as f64 / 1e6);
+    let flows: Vec<FlowResult> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let fo = &out.flows[i];
+            let ti = &fo.info;
+            let done = sh.completed[i].load(Ordering::SeqCst);
+            let completed_rel = (done != 0)
+                .then(|| done.saturating_sub(t0))
+                .filter(|&c| c <= end);
+            let active_end = completed_rel.unwrap_or(end);
+            let active = active_end.saturating_sub(p.start_ns) as f64 / 1e9;
+            let per_s = |b: u64| {
+                if active > 0.0 {
+                    b as f64 * 8.0 / active
+                } else {
+                    0.0
+                }
+            };
+            let delivered = sh.delivered[i].load(Ordering::SeqCst);
+            let segs = ti.data_segs_out as u64;
+            let retx = ti.total_retrans as u64;
+            let min_rtt = if ti.min_rtt > 0 && ti.min_rtt != u32::MAX {
+                Some(ti.min_rtt as u64 * 1000)
+            } else {
+                fo.rtt.min()
+            };
+            FlowResult {
+                id: i as u32,
+                cc: p.cc.clone(),
+                group: p.group,
+                start_s: p.start_ns as f64 / 1e9,
+                goodput_bps: per_s(delivered),
+                throughput_bps: per_s(el.flow_payload_bytes.get(i).copied().unwrap_or(0)),
+                bytes_delivered: delivered,
+                retransmits: retx,
+                segments_sent: segs,
+                retrans_ratio: if segs > 0 {
+                    retx as f64 / segs as f64
+                } else {
+                    0.0
+                },
+                rtt_ms: Percentiles {
+                    min: ms(min_rtt),
+                    p50: ms(fo.rtt.quantile(0.5)),
+                    p95: ms(fo.rtt.quantile(0.95)),
+                    p99: ms(fo.rtt.quantile(0.99)),
+                },
+                fct_s: completed_rel.map(|c| c.saturating_sub(p.start_ns) as f64 / 1e9),
+                size_bytes: p.size,
+                rto_count: if fo.info_len >= sys::TCPI_TOTAL_RTO_END {
+                    ti.total_rto as u64
+                } else {
+                    0
+                },
+            }
+        })
+        .collect();
+    let first_start = plans.iter().map(|p| p.start_ns).min().unwrap_or(0);
+    let span = end.saturating_sub(first_start) as f64 / 1e9;
+    let rate = sc.link.rate_bps as f64;
+    let util = if span > 0.0 {
+        el.forwarded_bytes as f64 * 8.0 / (rate * span)
+    } else {
+        0.0
+    };
+    let qms = |q: f64| el.queue_delay.quantile(q).map_or(0.0, |x| x as f64 / 1e6);
+    let link = LinkResult {
+        rate_bps: rate,
+        utilization: util.min(1.0),
+        drops_buffer: el.drops_buffer,
+        drops_random: el.drops_random,
+        drops_ack: el.drops_ack,
+        forwarded_pkts: el.forwarded_pkts,
+        queue_delay_ms: QueuePercentiles {
+            p50: qms(0.5),
+            p95: qms(0.95),
+            p99: qms(0.99),
+        },
+    };
+    let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+    let series = TimeSeries {
+        interval_s: bin_ns as f64 / 1e9,
+        t_s: out.t_s.clone(),
+        flows: out
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| FlowSeries {
+                id: i as u32,
+                cc: plans[i].cc.clone(),
+                goodput_bps: f.goodput_bps.clone(),
+                cwnd_pkts: f.cwnd.clone(),
+                inflight_pkts: f.inflight.clone(),
+                pacing_rate_bps: f.pacing_bps.clone(),
+                srtt_ms: f.srtt_ms.clone(),
+                delivery_rate_bps: f.delivery_bps.clone(),
+            })
+            .collect(),
+        link_queue_bytes: out.link_queue.clone(),
+    };
+    RunResult {
+        params: serde_json::Map::new(),
+        seed: sc.seed,
+        duration_s: end as f64 / 1e9,
+        jain: jain(&goodputs),
+        flows,
+        link,
+        reference: None,
+        series: Some(series),
+    }
+}

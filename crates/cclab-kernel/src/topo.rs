@@ -1,0 +1,376 @@
+//! Namespaces, links, addresses and routes of one run, created with iproute2 (`ip`) and
+//! removed when the [`Topology`] guard drops; plus [`clean_stale`].
+
+use crate::addr::{self, fmt};
+use crate::sys;
+use crate::KernelError;
+use std::collections::HashSet;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+/// Every namespace, link and process cclab creates starts with this.
+pub const PREFIX: &str = "cclab-";
+/// Name of the TUN device of the element (inside the router namespace).
+pub const TUN: &str = "ctun";
+/// Routing table that steers forwarded packets into the element.
+pub const TABLE: u32 = 100;
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+/// Namespaces of runs in progress in this process (`clean_stale` leaves them).
+static LIVE: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+
+fn live_add(n: &str) {
+    LIVE.lock()
+        .unwrap()
+        .get_or_insert_with(HashSet::new)
+        .insert(n.to_string());
+}
+fn live_remove(n: &str) {
+    if let Some(s) = LIVE.lock().unwrap().as_mut() {
+        s.remove(n);
+    }
+}
+fn is_live(n: &str) -> bool {
+    LIVE.lock().unwrap().as_ref().is_some_and(|s| s.contains(n))
+}
+
+/// Run `ip` with `args`; a failure becomes a one-line error with ip's message.
+pub fn ip(args: &[&str]) -> Result<String, KernelError> {
+    run_cmd("ip", args)
+}
+
+pub fn run_cmd(prog: &str, args: &[&str]) -> Result<String, KernelError> {
+    let out = Command::new(prog)
+        .args(args)
+        .output()
+        .map_err(|e| KernelError::Setup(format!("cannot run `{prog}` ({e}); install iproute2")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(KernelError::Setup(format!(
+            "`{prog} {}` failed: {}",
+            args.join(" "),
+            err.trim().replace('\n', "; ")
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The three namespaces of one run. Dropping it deletes them (and with them every link
+/// and route inside); threads using them must have stopped first.
+pub struct Topology {
+    pub snd: String,
+    pub rtr: String,
+    pub rcv: String,
+    created: Vec<String>,
+    pub keep: bool,
+}
+
+/// Link parameters the topology needs.
+pub struct TopoConfig {
+    pub mtu: u32,
+    /// init_cwnd of each flow group.
+    pub group_init_cwnd: Vec<u32>,
+}
+
+impl Topology {
+    /// Fresh, unique names: `cclab-<pid>-<n>-{snd,rtr,rcv}`.
+    pub fn names() -> (String, String, String) {
+        let base = format!(
+            "{PREFIX}{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
+        (
+            format!("{base}-snd"),
+            format!("{base}-rtr"),
+            format!("{base}-rcv"),
+        )
+    }
+
+    pub fn create(cfg: &TopoConfig) -> Result<Topology, KernelError> {
+        let (snd, rtr, rcv) = Self::names();
+        let mut t = Topology {
+            snd,
+            rtr,
+            rcv,
+            created: Vec::new(),
+            keep: false,
+        };
+        for n in [t.snd.clone(), t.rtr.clone(), t.rcv.clone()] {
+            live_add(&n);
+            ip(&["netns", "add", &n])?;
+            t.created.push(n);
+        }
+        t.configure(cfg)?;
+        Ok(t)
+    }
+
+    fn configure(&self, cfg: &TopoConfig) -> Result<(), KernelError> {
+        let (s, r, c) = (self.snd.as_str(), self.rtr.as_str(), self.rcv.as_str());
+        let mtu = cfg.mtu.to_string();
+        // Per-namespace sysctls (never the host's).
+        for ns in [s, r, c] {
+            let ns2 = ns.to_string();
+            let is_rtr = ns == r;
+            sys::in_netns(ns, move || {
+                sys::write_sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
+                sys::write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
+                if is_rtr {
+                    sys::write_sysctl("net.ipv4.ip_forward", "1")?;
+                    sys::write_sysctl("net.ipv4.conf.all.rp_filter", "0")?;
+                    sys::write_sysctl("net.ipv4.conf.default.rp_filter", "0")?;
+                    sys::write_sysctl("net.ipv4.conf.all.send_redirects", "0")?;
+                    sys::write_sysctl("net.ipv4.conf.default.send_redirects", "0")?;
+                } else {
+                    // No route metrics cached between the flows of a run.
+                    sys::write_sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
+                }
+                let _ = ns2;
+                Ok(())
+            })
+            .map_err(|e| KernelError::Setup(format!("setting sysctls in {ns}: {e}")))?;
+        }
+        ip(&[
+            "-n", s, "link", "add", "s0", "mtu", &mtu, "type", "veth", "peer", "name", "r0", "mtu",
+            &mtu, "netns", r,
+        ])?;
+        ip(&[
+            "-n", c, "link", "add", "c0", "mtu", &mtu, "type", "veth", "peer", "name", "r1", "mtu",
+            &mtu, "netns", r,
+        ])?;
+        ip(&[
+            "-n",
+            s,
+            "addr",
+            "add",
+            &format!("{}/24", fmt(addr::SENDER)),
+            "dev",
+            "s0",
+        ])?;
+        ip(&[
+            "-n",
+            r,
+            "addr",
+            "add",
+            &format!("{}/24", fmt(addr::ROUTER_SND)),
+            "dev",
+            "r0",
+        ])?;
+        ip(&[
+            "-n",
+            r,
+            "addr",
+            "add",
+            &format!("{}/24", fmt(addr::ROUTER_RCV)),
+            "dev",
+            "r1",
+        ])?;
+        for g in 0..cfg.group_init_cwnd.len().max(1) {
+            ip(&[
+                "-n",
+                c,
+                "addr",
+                "add",
+                &format!("{}/24", fmt(addr::receiver(g))),
+                "dev",
+                "c0",
+            ])?;
+        }
+        for (ns, dev) in [(s, "s0"), (r, "r0"), (r, "r1"), (c, "c0")] {
+            ip(&["-n", ns, "link", "set", dev, "up"])?;
+        }
+        for ns in [s, r, c] {
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        let gw_s = fmt(addr::ROUTER_SND);
+        ip(&["-n", s, "route", "add", "default", "via", &gw_s])?;
+        for (g, iw) in cfg.group_init_cwnd.iter().enumerate() {
+            ip(&[
+                "-n",
+                s,
+                "route",
+                "add",
+                &format!("{}/32", fmt(addr::receiver(g))),
+                "via",
+                &gw_s,
+                "initcwnd",
+                &iw.to_string(),
+            ])?;
+        }
+        // Everything the router forwards is looked up in TABLE, whose only route (added
+        // with the TUN device) leads into the element.
+        let table = TABLE.to_string();
+        ip(&[
+            "-n", r, "rule", "add", "iif", "r0", "lookup", &table, "pref", "100",
+        ])?;
+        ip(&[
+            "-n", r, "rule", "add", "iif", "r1", "lookup", &table, "pref", "101",
+        ])?;
+        let max_iw = cfg
+            .group_init_cwnd
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(10)
+            .max(10);
+        ip(&[
+            "-n",
+            c,
+            "route",
+            "add",
+            "default",
+            "via",
+            &fmt(addr::ROUTER_RCV),
+            "initrwnd",
+            &max_iw.to_string(),
+        ])?;
+        Ok(())
+    }
+
+    /// Steer everything the router forwards through the element's TUN device (call once
+    /// the element has created it).
+    pub fn route_through_tun(&self, mtu: u32) -> Result<(), KernelError> {
+        let r = self.rtr.as_str();
+        ip(&[
+            "-n",
+            r,
+            "link",
+            "set",
+            TUN,
+            "mtu",
+            &mtu.to_string(),
+            "txqueuelen",
+            "10000",
+            "up",
+        ])?;
+        sys::in_netns(r, || {
+            sys::write_sysctl(&format!("net.ipv4.conf.{TUN}.rp_filter"), "0")
+        })
+        .map_err(|e| KernelError::Setup(format!("setting rp_filter in {r}: {e}")))?;
+        let table = TABLE.to_string();
+        ip(&[
+            "-n", r, "route", "replace", "default", "dev", TUN, "table", &table,
+        ])?;
+        Ok(())
+    }
+}
+
+impl Drop for Topology {
+    fn drop(&mut self) {
+        for n in self.created.iter().rev() {
+            if !self.keep {
+                let _ = ip(&["netns", "del", n]);
+            }
+            live_remove(n);
+        }
+    }
+}
+
+/// What [`clean_stale`] removed.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct CleanReport {
+    pub namespaces_removed: Vec<String>,
+    pub links_removed: Vec<String>,
+    pub processes_killed: Vec<i32>,
+    /// cclab namespaces left alone because the process that made them is still running.
+    pub skipped_live: Vec<String>,
+}
+
+impl std::fmt::Display for CleanReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.namespaces_removed.is_empty()
+            && self.links_removed.is_empty()
+            && self.processes_killed.is_empty()
+        {
+            write!(f, "nothing stale: no cclab namespace, link or process left")?;
+        } else {
+            write!(
+                f,
+                "removed {} namespace(s), {} link(s), killed {} process(es)",
+                self.namespaces_removed.len(),
+                self.links_removed.len(),
+                self.processes_killed.len()
+            )?;
+            for n in &self.namespaces_removed {
+                write!(f, "\n  namespace {n}")?;
+            }
+            for n in &self.links_removed {
+                write!(f, "\n  link {n}")?;
+            }
+            for p in &self.processes_killed {
+                write!(f, "\n  process {p}")?;
+            }
+        }
+        for n in &self.skipped_live {
+            write!(f, "\n  kept {n} (its run is still going)")?;
+        }
+        Ok(())
+    }
+}
+
+/// The cclab namespaces that exist now.
+pub fn list_namespaces() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with(PREFIX))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Host-namespace links whose name starts with `cclab`.
+pub fn list_host_links() -> Vec<String> {
+    std::fs::read_dir("/sys/class/net")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("cclab"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn pid_alive(pid: i32) -> bool {
+    pid > 0 && std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Owner pid encoded in a namespace name `cclab-<pid>-<n>-<role>`.
+fn owner_pid(ns: &str) -> Option<i32> {
+    ns.strip_prefix(PREFIX)?.split('-').next()?.parse().ok()
+}
+
+pub fn clean_stale() -> Result<CleanReport, KernelError> {
+    crate::check_privileges()?;
+    let me = std::process::id() as i32;
+    let mut rep = CleanReport::default();
+    for ns in list_namespaces() {
+        let owner = owner_pid(&ns);
+        let owner_running = owner.is_some_and(|p| p != me && pid_alive(p));
+        if is_live(&ns) || owner_running {
+            rep.skipped_live.push(ns);
+            continue;
+        }
+        if let Ok(pids) = ip(&["netns", "pids", &ns]) {
+            for p in pids
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+            {
+                if p != me && unsafe { libc::kill(p, libc::SIGKILL) } == 0 {
+                    rep.processes_killed.push(p);
+                }
+            }
+        }
+        ip(&["netns", "del", &ns])?;
+        rep.namespaces_removed.push(ns);
+    }
+    for l in list_host_links() {
+        ip(&["link", "del", &l])?;
+        rep.links_removed.push(l);
+    }
+    Ok(rep)
+}

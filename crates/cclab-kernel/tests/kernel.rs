@@ -1,0 +1,403 @@
+//! Kernel-backend tests. They need root (CI runs them as root); without it, or without a
+//! kernel feature they need, each prints `SKIP <test>: <reason>` to stderr (not captured)
+//! and returns. Runs are serialised (one lab at a time: measurements need the CPUs).
+
+use cclab_kernel::*;
+use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+static LAB: Mutex<()> = Mutex::new(());
+
+fn skip(test: &str, why: &str) {
+    // Written to the stderr handle directly: libtest captures print!/eprint!, not this.
+    let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
+}
+
+/// The lab lock, or None (after printing why) when this machine cannot run the lab.
+fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
+    if check_privileges().is_err() {
+        skip(
+            test,
+            "not root (the kernel backend needs CAP_NET_ADMIN + CAP_SYS_ADMIN)",
+        );
+        return None;
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        skip(test, "no /dev/net/tun");
+        return None;
+    }
+    let avail = available_ccs();
+    for cc in ccs {
+        if !avail.iter().any(|a| a == cc) {
+            skip(
+                test,
+                &format!("kernel has no {cc} (has: {})", avail.join(" ")),
+            );
+            return None;
+        }
+    }
+    Some(LAB.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) -> Scenario {
+    Scenario {
+        name: "test".into(),
+        description: None,
+        duration_ns: Some((secs * 1e9) as u64),
+        seed: 1,
+        link: LinkSpec {
+            rate_bps: rate as u64,
+            rtt_ns: (rtt_ms * 1e6) as u64,
+            buffer: Buffer::Bdp(bdp),
+            loss,
+            ack_loss: 0.0,
+            mss: 1448,
+        },
+        flows: vec![FlowSpec {
+            cc: cc.into(),
+            count: 1,
+            start_ns: 0,
+            size_bytes: None,
+            rtt_extra_ns: 0,
+            init_cwnd: 10,
+        }],
+        reference: None,
+    }
+}
+
+fn ours_left() -> Vec<String> {
+    list_namespaces()
+}
+
+#[test]
+fn idle_rtt_is_the_set_rtt() {
+    let Some(_g) = lab("idle_rtt_is_the_set_rtt", &[]) else {
+        return;
+    };
+    for rtt_ms in [10.0, 100.0] {
+        let mut v = idle_rtt((rtt_ms * 1e6) as u64, 15, KernelOptions::default().timing).unwrap();
+        v.sort();
+        let ms: Vec<f64> = v.iter().map(|x| *x as f64 / 1e6).collect();
+        let med = ms[ms.len() / 2];
+        let p90 = ms[ms.len() * 9 / 10];
+        eprintln!("set {rtt_ms} ms: samples {ms:?}");
+        assert!(
+            (med - rtt_ms).abs() <= 0.5,
+            "median {med} ms for {rtt_ms} ms"
+        );
+        assert!((p90 - rtt_ms).abs() <= 0.5, "p90 {p90} ms for {rtt_ms} ms");
+    }
+    assert!(ours_left().is_empty(), "left {:?}", ours_left());
+}
+
+#[test]
+fn cubic_fills_10_and_100_mbit() {
+    let Some(_g) = lab("cubic_fills_10_and_100_mbit", &["cubic"]) else {
+        return;
+    };
+    for rate in [10e6, 100e6] {
+        let r = run_scenario_detailed(
+            &scenario(rate, 20.0, 1.0, 0.0, "cubic", 4.0),
+            &KernelOptions::default(),
+        )
+        .unwrap();
+        let f = &r.result.flows[0];
+        eprintln!(
+            "{rate}: goodput {} util {}",
+            f.goodput_bps, r.result.link.utilization
+        );
+        assert_eq!(r.cc_used, ["cubic"]);
+        assert!(
+            f.goodput_bps >= 0.9 * rate,
+            "goodput {} of {rate}",
+            f.goodput_bps
+        );
+        assert!(r.result.link.utilization >= 0.9);
+        assert!(r.result.link.utilization <= 1.0);
+        assert_eq!(
+            r.element.max_packet, 1500,
+            "super-packets reached the element"
+        );
+        assert!(
+            f.rtt_ms.min >= 19.9 && f.rtt_ms.min < 22.0,
+            "min rtt {}",
+            f.rtt_ms.min
+        );
+        let s = r.result.series.as_ref().unwrap();
+        assert!(s.t_s.len() >= 40 && s.flows[0].cwnd_pkts.iter().any(|&c| c > 10.0));
+    }
+    assert!(ours_left().is_empty());
+}
+
+#[test]
+fn one_percent_loss_is_per_segment() {
+    let Some(_g) = lab("one_percent_loss_is_per_segment", &["bbr"]) else {
+        return;
+    };
+    let r = run_scenario_detailed(
+        &scenario(100e6, 10.0, 1.0, 0.01, "bbr", 8.0),
+        &KernelOptions::default(),
+    )
+    .unwrap();
+    let e = &r.element;
+    let ratio = e.drops_random as f64 / e.data_pkts_in as f64;
+    eprintln!(
+        "data {} dropped {} = {ratio}",
+        e.data_pkts_in, e.drops_random
+    );
+    assert!(
+        e.data_pkts_in >= 50_000,
+        "only {} data segments",
+        e.data_pkts_in
+    );
+    assert!((ratio - 0.01).abs() <= 0.002, "loss ratio {ratio}");
+    assert_eq!(e.max_packet, 1500);
+    assert_eq!(r.result.link.drops_random, e.drops_random);
+    // The sender saw the losses as retransmissions, about one each.
+    let f = &r.result.flows[0];
+    assert!(
+        f.retrans_ratio >= 0.008,
+        "retrans ratio {}",
+        f.retrans_ratio
+    );
+}
+
+/// 40 s. `cargo test -p cclab-kernel --release --test kernel cubic_collapses` to run alone.
+#[test]
+fn cubic_collapses_bbr_holds_at_one_percent_loss() {
+    let Some(_g) = lab(
+        "cubic_collapses_bbr_holds_at_one_percent_loss",
+        &["cubic", "bbr"],
+    ) else {
+        return;
+    };
+    let mut got = Vec::new();
+    for cc in ["cubic", "bbr"] {
+        let r = run_scenario(
+            &scenario(100e6, 50.0, 1.0, 0.01, cc, 20.0),
+            &KernelOptions::default(),
+        )
+        .unwrap();
+        got.push(r.flows[0].goodput_bps);
+    }
+    eprintln!("cubic {} bbr {}", got[0], got[1]);
+    assert!(got[0] <= 10e6, "cubic {}", got[0]);
+    assert!(got[1] >= 75e6, "bbr {}", got[1]);
+}
+
+#[test]
+fn sized_flows_with_starts_and_extra_rtt() {
+    let Some(_g) = lab("sized_flows_with_starts_and_extra_rtt", &["reno", "cubic"]) else {
+        return;
+    };
+    let mut sc = scenario(20e6, 20.0, 1.0, 0.0, "cubic", 0.0);
+    sc.duration_ns = None;
+    sc.flows = vec![
+        FlowSpec {
+            cc: "reno".into(),
+            count: 1,
+            start_ns: 0,
+            size_bytes: Some(1_000_000),
+            rtt_extra_ns: 0,
+            init_cwnd: 10,
+        },
+        FlowSpec {
+            cc: "cubic".into(),
+            count: 2,
+            start_ns: 300_000_000,
+            size_bytes: Some(500_000),
+            rtt_extra_ns: 30_000_000,
+            init_cwnd: 4,
+        },
+    ];
+    let r = run_scenario_detailed(&sc, &KernelOptions::default()).unwrap();
+    assert_eq!(r.cc_used, ["reno", "cubic", "cubic"]);
+    let res = &r.result;
+    assert_eq!(res.flows.len(), 3);
+    for f in &res.flows {
+        assert!(f.fct_s.is_some(), "flow {} did not complete", f.id);
+        assert_eq!(Some(f.bytes_delivered), f.size_bytes);
+    }
+    assert!(
+        res.flows[1].rtt_ms.min >= 49.9 && res.flows[1].rtt_ms.min < 53.0,
+        "{:?}",
+        res.flows[1].rtt_ms
+    );
+    assert!(res.flows[0].rtt_ms.min < 22.0);
+    assert_eq!(res.flows[1].start_s, 0.3);
+    // The run ends when the last flow completes.
+    let last = res
+        .flows
+        .iter()
+        .map(|f| f.start_s + f.fct_s.unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        (res.duration_s - last).abs() < 0.01,
+        "{} vs {last}",
+        res.duration_s
+    );
+}
+
+fn probe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cclab-kernel-probe"))
+}
+
+fn wait_for_namespaces(pid: u32) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(10) {
+        if list_namespaces()
+            .iter()
+            .filter(|n| n.starts_with(&format!("cclab-{pid}-")))
+            .count()
+            == 3
+        {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn sigkill_then_clean_stale_leaves_nothing() {
+    let Some(_g) = lab("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else {
+        return;
+    };
+    let mut child = probe()
+        .args(["run", "--secs", "30", "--rate", "50e6", "--rtt-ms", "20"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(wait_for_namespaces(pid), "the run never built its lab");
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !list_namespaces().is_empty(),
+        "namespaces of a killed run are expected until clean_stale"
+    );
+    let rep = clean_stale().unwrap();
+    eprintln!("{rep}");
+    assert!(rep.namespaces_removed.len() >= 3);
+    assert!(list_namespaces().is_empty(), "left {:?}", list_namespaces());
+    let links: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("cclab"))
+        .collect();
+    assert!(links.is_empty(), "{links:?}");
+    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+    // A second clean finds nothing.
+    assert!(clean_stale().unwrap().namespaces_removed.is_empty());
+}
+
+#[test]
+fn sigint_stops_and_cleans_up() {
+    let Some(_g) = lab("sigint_stops_and_cleans_up", &["cubic"]) else {
+        return;
+    };
+    let child = probe()
+        .args(["run", "--secs", "30", "--rate", "20e6", "--rtt-ms", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(wait_for_namespaces(pid));
+    std::thread::sleep(Duration::from_millis(1000));
+    let t = Instant::now();
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?} to stop",
+        t.elapsed()
+    );
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+    assert!(
+        !list_namespaces()
+            .iter()
+            .any(|n| n.starts_with(&format!("cclab-{pid}-"))),
+        "left {:?}",
+        list_namespaces()
+    );
+}
+
+#[test]
+fn unknown_cc_is_a_one_line_error() {
+    // Checked before anything is built, but after the privilege check.
+    if check_privileges().is_err() {
+        skip(
+            "unknown_cc_is_a_one_line_error",
+            "not root (the cc check comes after the privilege check)",
+        );
+        return;
+    }
+    let e = run_scenario(
+        &scenario(10e6, 10.0, 1.0, 0.0, "vegas", 1.0),
+        &KernelOptions::default(),
+    )
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, KernelError::CcUnavailable { .. }));
+    assert!(!msg.contains('\n'));
+    assert!(
+        msg.contains("\"vegas\"") && msg.contains("it has:"),
+        "{msg}"
+    );
+    for cc in available_ccs() {
+        assert!(msg.contains(&cc), "{msg}");
+    }
+}
+
+#[test]
+fn not_root_is_a_one_line_error() {
+    const WANT: &str = "the kernel backend needs root (CAP_NET_ADMIN); --backend sim needs nothing";
+    assert_eq!(KernelError::NotPrivileged.to_string(), WANT);
+    if check_privileges().is_err() {
+        let e = run_scenario(
+            &scenario(10e6, 10.0, 1.0, 0.0, "cubic", 1.0),
+            &KernelOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e, KernelError::NotPrivileged);
+        return;
+    }
+    // As root: run the probe as `nobody`.
+    use std::os::unix::process::CommandExt;
+    let out = probe()
+        .args(["run", "--secs", "1"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.trim(), format!("error: {WANT}"));
+}
+
+#[test]
+fn doctor_reports() {
+    let d = doctor();
+    let j = serde_json::to_value(&d).unwrap();
+    assert!(j["cc_available"].is_array());
+    let text = d.to_string();
+    assert!(text.contains("netem") && text.contains("BPF"));
+    if !d.root {
+        skip(
+            "doctor_reports (probes)",
+            "not root: qdisc/veth probes not run",
+        );
+        return;
+    }
+    // The probes use a temporary namespace: not while another test counts namespaces.
+    let _g = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let d = doctor();
+    assert!(d.veth.is_some() && d.netem.is_some());
+    assert!(list_namespaces().iter().all(|n| !n.ends_with("-doctor")));
+}
