@@ -35,6 +35,26 @@ enum Cmd {
     Run(RunArgs),
     /// Measure simulator speed on the reference workloads (simulated packets per wall second)
     Bench(BenchArgs),
+    /// Show what this machine supports for the kernel backend (controllers, netem, fq, TUN, BPF, root)
+    Doctor(JsonArg),
+    /// Manage the kernel backend's lab (network namespaces)
+    Lab {
+        #[command(subcommand)]
+        cmd: LabCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum LabCmd {
+    /// Remove every namespace, link and process a killed kernel run left behind (cclab-* names)
+    Clean(JsonArg),
+}
+
+#[derive(Args)]
+struct JsonArg {
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -42,8 +62,9 @@ struct RunArgs {
     /// Scenario files (TOML)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Backend that runs the scenarios
-    #[arg(long, default_value = "sim", value_name = "sim")]
+    /// Backend that runs the scenarios: sim (simulator, no privileges) or kernel (real Linux TCP in
+    /// network namespaces; needs root)
+    #[arg(long, default_value = "sim", value_name = "sim|kernel")]
     backend: String,
     /// Print the results document(s) as JSON on stdout instead of the table
     #[arg(long)]
@@ -83,12 +104,14 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench(a) => cmd_bench(a),
+        Cmd::Doctor(a) => cmd_doctor(a),
+        Cmd::Lab { cmd: LabCmd::Clean(a) } => cmd_lab_clean(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cclab: error: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(e.exit)
         }
     }
 }
@@ -96,7 +119,7 @@ fn main() -> ExitCode {
 fn cmd_run(a: RunArgs) -> Result<(), Error> {
     let backend = Backend::parse(&a.backend)?;
     if a.repeat == 0 {
-        return Err(Error("--repeat must be at least 1".into()));
+        return Err(Error::new("--repeat must be at least 1"));
     }
     let opts = RunOptions {
         backend,
@@ -154,11 +177,11 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
 
 fn prepare_dir(dir: &Path) -> Result<(), Error> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error(format!("cannot create output directory {}: {e}", dir.display())))
+        .map_err(|e| Error::new(format!("cannot create output directory {}: {e}", dir.display())))
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|e| Error(format!("cannot write {}: {e}", path.display())))
+    std::fs::write(path, text).map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
 }
 
 /// DIR/results.json, DIR/flows.csv, DIR/series/run-<k>.csv; with several files, one
@@ -205,6 +228,26 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&results).expect("json"));
+    }
+    Ok(())
+}
+
+fn cmd_doctor(a: JsonArg) -> Result<(), Error> {
+    let report = cclab_kernel::doctor();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else {
+        print!("{report}");
+    }
+    Ok(())
+}
+
+fn cmd_lab_clean(a: JsonArg) -> Result<(), Error> {
+    let report = cclab_kernel::clean_stale()?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else {
+        println!("{report}");
     }
     Ok(())
 }

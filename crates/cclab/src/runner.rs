@@ -13,32 +13,52 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
     Sim,
+    Kernel,
 }
 
 impl Backend {
     pub fn parse(s: &str) -> Result<Backend, Error> {
         match s {
             "sim" => Ok(Backend::Sim),
-            "kernel" => Err(Error(
-                "the kernel backend is not built yet (issue #3); use --backend sim".into(),
-            )),
-            other => Err(Error(format!("unknown backend \"{other}\" (available: sim)"))),
+            "kernel" => Ok(Backend::Kernel),
+            other => Err(Error::new(format!("unknown backend \"{other}\" (available: sim, kernel)"))),
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             Backend::Sim => "sim",
+            Backend::Kernel => "kernel",
         }
     }
 }
 
-/// A one-line, user-facing error.
+/// A one-line, user-facing error, and the exit status it should end the program with.
 #[derive(Debug, Clone)]
-pub struct Error(pub String);
+pub struct Error {
+    pub msg: String,
+    /// Process exit status: 1, or 130 after SIGINT / 143 after SIGTERM.
+    pub exit: u8,
+}
+
+impl Error {
+    pub fn new(msg: impl Into<String>) -> Self {
+        Error { msg: msg.into(), exit: 1 }
+    }
+}
+
+impl From<cclab_kernel::KernelError> for Error {
+    fn from(e: cclab_kernel::KernelError) -> Self {
+        let exit = match e {
+            cclab_kernel::KernelError::Interrupted(sig) => 128 + sig as u8,
+            _ => 1,
+        };
+        Error { msg: e.to_string(), exit }
+    }
+}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.msg)
     }
 }
 impl std::error::Error for Error {}
@@ -74,15 +94,15 @@ pub struct Plan {
 
 /// Load, override and expand one scenario file.
 pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
-    let mut file = ScenarioFile::from_file(path).map_err(|e| Error(e.to_string()))?;
+    let mut file = ScenarioFile::from_file(path).map_err(|e| Error::new(e.to_string()))?;
     for o in &opts.overrides {
-        file.apply_override(o).map_err(|e| Error(e.to_string()))?;
+        file.apply_override(o).map_err(|e| Error::new(e.to_string()))?;
     }
     if let Some(seed) = opts.seed {
-        file.apply_override(&format!("seed={seed}")).map_err(|e| Error(e.to_string()))?;
+        file.apply_override(&format!("seed={seed}")).map_err(|e| Error::new(e.to_string()))?;
     }
-    let points = file.expand().map_err(|e| Error(e.to_string()))?;
-    let first = points.first().ok_or_else(|| Error(format!("{path}: the scenario expands to no runs")))?;
+    let points = file.expand().map_err(|e| Error::new(e.to_string()))?;
+    let first = points.first().ok_or_else(|| Error::new(format!("{path}: the scenario expands to no runs")))?;
     Ok(Plan {
         path: path.to_string(),
         name: first.scenario.name.clone(),
@@ -101,7 +121,8 @@ fn run_job(backend: Backend, job: &Job) -> Result<RunResult, Error> {
     let mut sc = job.point.scenario.clone();
     sc.seed = job.seed;
     let mut r = match backend {
-        Backend::Sim => cclab_sim::run_scenario(&sc).map_err(|e| Error(e.to_string()))?,
+        Backend::Sim => cclab_sim::run_scenario(&sc).map_err(|e| Error::new(e.to_string()))?,
+        Backend::Kernel => cclab_kernel::run_scenario(&sc, &cclab_kernel::KernelOptions::default())?,
     };
     r.params = job.point.params.clone();
     if let Some(refv) = &sc.reference {
@@ -124,9 +145,15 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
         }
     }
     let n = jobs.len();
-    let workers = match opts.jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        j => j,
+    if opts.backend == Backend::Kernel {
+        // Fail fast, before any run, on what the machine lacks.
+        cclab_kernel::check_privileges()?;
+    }
+    let workers = match (opts.backend, opts.jobs) {
+        // Kernel runs measure real time: one at a time.
+        (Backend::Kernel, _) => 1,
+        (_, 0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        (_, j) => j,
     }
     .min(n.max(1));
     let next = AtomicUsize::new(0);
