@@ -275,25 +275,18 @@ fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: 
         page.body.push_str("<p>No runs.</p></section>");
         return;
     }
-    // Headline.
+    // At a glance: the headline chart and the metric-vs-parameter charts, then the table.
     let name = slug(&doc.scenario);
-    let id = page.id();
+    let (svg, wide) = headline(doc, pal, &page.id());
     page.body.push_str("<div class=\"grid\">");
-    let svg = headline(doc, pal, &id);
-    page.figure(&format!("{name}-goodput"), svg, true);
+    page.figure(&format!("{name}-goodput"), svg, wide);
+    for (what, c) in matrix_charts(doc, pal) {
+        let id = page.id();
+        let svg = plot::line_chart(&c, &id);
+        page.figure(&format!("{name}-{what}"), svg, false);
+    }
     page.body.push_str("</div>");
     summary_table(&mut page.body, doc, pal);
-    // Against the swept parameters.
-    let charts = matrix_charts(doc, pal);
-    if !charts.is_empty() {
-        page.body.push_str("<h3>Against the swept parameters</h3><div class=\"grid\">");
-        for (what, c) in charts {
-            let id = page.id();
-            let svg = plot::line_chart(&c, &id);
-            page.figure(&format!("{name}-{what}"), svg, false);
-        }
-        page.body.push_str("</div>");
-    }
     // Runs.
     page.body.push_str("<h3>Runs over time</h3>");
     for (ri, run) in doc.runs.iter().enumerate() {
@@ -302,8 +295,8 @@ fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: 
     page.body.push_str("</section>");
 }
 
-/// Goodput per run and controller as bars, the published figure as a marker.
-fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> String {
+/// Goodput per run and controller as bars, the published figure as a marker; (svg, wide).
+fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
     let pts = points(doc);
     let mut groups = Vec::new();
     let mut bars = Vec::new();
@@ -351,11 +344,10 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> String {
     }
     let has_ref = bars.iter().any(|b| b.reference.is_some());
     let title = format!(
-        "{}: goodput per run on the {} backend{}{}",
+        "{}: goodput per run{}{}",
         doc.scenario,
-        doc.backend,
-        if multi_flow { " (sum over the flows of each controller)" } else { "" },
-        if has_ref { ", published figure as ◇" } else { "" }
+        if multi_flow { " (sum over each controller's flows)" } else { "" },
+        if has_ref { " vs published" } else { "" }
     );
     let c = BarChart {
         title,
@@ -363,10 +355,13 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> String {
         groups,
         x_label: String::new(),
         bars,
-        width: 1300.0,
-        height: 360.0,
+        width: 0.0,
+        height: 0.0,
     };
-    plot::bar_chart(&c, id)
+    // Up to 10 bars fit beside the other charts; more get the full width.
+    let wide = c.bars.len() > 10;
+    let c = BarChart { width: if wide { (140.0 + 90.0 * c.bars.len() as f64).min(1300.0) } else { 640.0 }, height: if wide { 360.0 } else { 300.0 }, ..c };
+    (plot::bar_chart(&c, id), wide)
 }
 
 fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
@@ -391,7 +386,7 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     if has_fct {
         out.push_str("<th class=\"n\">FCT</th>");
     }
-    out.push_str("<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\">drops buf / rand</th></tr></thead><tbody>");
+    out.push_str("<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"packets dropped by the full buffer / by the random-loss model\">drops buf/rand</th></tr></thead><tbody>");
     for (ri, run) in doc.runs.iter().enumerate() {
         let n = run.flows.len().max(1);
         for (j, f) in run.flows.iter().enumerate() {
@@ -425,7 +420,12 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                     Some(r) => {
                         let ratio = f.goodput_bps / r;
                         let cls = if (0.67..=1.5).contains(&ratio) { "ok" } else { "off" };
-                        let _ = write!(out, "<td class=\"n\">{}</td><td class=\"n {cls}\">×{:.2}</td>", esc(&reference_text(run, r)), ratio);
+                        let own = reference_text(run, r);
+                        let cell = match own.split_once(" (") {
+                            Some((bits, rest)) => format!("{} <span class=\"muted\">{}</span>", esc(bits), esc(rest.trim_end_matches(')'))),
+                            None => esc(&own),
+                        };
+                        let _ = write!(out, "<td class=\"n\">{cell}</td><td class=\"n {cls}\">×{:.2}</td>", ratio);
                     }
                     None => out.push_str("<td class=\"n muted\">–</td><td class=\"n muted\">–</td>"),
                 }
@@ -746,7 +746,7 @@ figcaption button{font:11px system-ui,sans-serif;color:var(--muted);background:#
 figcaption button:hover{color:var(--ink);border-color:#8c959f}
 .tablewrap{overflow-x:auto;margin:10px 0}
 table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
-th,td{padding:4px 8px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
+th,td{padding:4px 7px;border-bottom:1px solid #eaeef2;text-align:left;white-space:nowrap}
 th{background:var(--bg);font-weight:600;border-bottom:1px solid var(--line)}
 tr.runstart td{border-top:1px solid var(--line)}
 td.n,th.n{text-align:right}
@@ -771,14 +771,19 @@ const JS: &str = r#"
 'use strict';
 function svgText(svg){var c=svg.cloneNode(true);c.setAttribute('xmlns','http://www.w3.org/2000/svg');return '<?xml version="1.0" encoding="UTF-8"?>\n'+new XMLSerializer().serializeToString(c);}
 function save(name,blob){var a=document.createElement('a');a.href=URL.createObjectURL(blob);a.download=name;document.body.appendChild(a);a.click();a.remove();setTimeout(function(){URL.revokeObjectURL(a.href)},2000);}
+/* A plot as PNG (2x, white background); cb(blob or null). */
+function toPng(svg,cb){
+  var vb=svg.viewBox.baseVal,s=2,img=new Image();
+  img.onload=function(){var c=document.createElement('canvas');c.width=vb.width*s;c.height=vb.height*s;var x=c.getContext('2d');x.fillStyle='#fff';x.fillRect(0,0,c.width,c.height);x.drawImage(img,0,0,c.width,c.height);c.toBlob(cb,'image/png');};
+  img.onerror=function(){cb(null)};
+  img.src='data:image/svg+xml;charset=utf-8,'+encodeURIComponent(svgText(svg));
+}
+window.cclabPlot={svgText:svgText,toPng:toPng};
 document.addEventListener('click',function(e){
   var b=e.target.closest&&e.target.closest('button[data-export]');if(!b)return;
   var fig=b.closest('figure'),svg=fig.querySelector('svg'),name=fig.getAttribute('data-name')||'plot';
   if(b.getAttribute('data-export')==='svg'){save(name+'.svg',new Blob([svgText(svg)],{type:'image/svg+xml'}));return;}
-  var vb=svg.viewBox.baseVal,s=2,img=new Image();
-  img.onload=function(){var c=document.createElement('canvas');c.width=vb.width*s;c.height=vb.height*s;var x=c.getContext('2d');x.fillStyle='#fff';x.fillRect(0,0,c.width,c.height);x.drawImage(img,0,0,c.width,c.height);c.toBlob(function(p){save(name+'.png',p)},'image/png');};
-  img.onerror=function(){console.error('PNG export failed for '+name)};
-  img.src='data:image/svg+xml;charset=utf-8,'+encodeURIComponent(svgText(svg));
+  toPng(svg,function(p){if(p)save(name+'.png',p);else console.error('PNG export failed for '+name)});
 });
 function check(phase){
   var figs=document.querySelectorAll('figure.plot'),empty=[],marks=0;
@@ -786,7 +791,7 @@ function check(phase){
     var f=figs[i],g=f.querySelector('svg g.data'),n=g?g.querySelectorAll('path,rect,circle').length:0,ok=false;
     if(g&&n>0){
       if(f.closest('details:not([open])')){ok=true;}
-      else{var bb=g.getBBox();ok=bb.width>0||bb.height>0;}
+      else{var bb=g.getBoundingClientRect();ok=bb.width>0||bb.height>0;}
     }
     marks+=n;if(!ok)empty.push(f.getAttribute('data-name'));
   }

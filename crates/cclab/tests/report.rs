@@ -281,15 +281,40 @@ fn browse(bin: &Path, page: &Path, extra: &[String]) -> Browse {
 /// Open `page`, return the page's self-check (JSON) after the load event; asserts no console
 /// messages.
 fn selfcheck(bin: &Path, page: &Path) -> (Value, Browse) {
-    let b = browse(bin, page, &["--enable-logging=stderr".into(), "--v=0".into(), "--dump-dom".into()]);
-    let console: Vec<&str> = b.stderr.lines().filter(|l| l.contains("CONSOLE")).collect();
+    let (v, b, console) = selfcheck_raw(bin, page);
     assert!(console.is_empty(), "console messages from the report: {console:#?}");
+    (v, b)
+}
+
+/// The self-check and the console messages (Chromium logs every level as `CONSOLE`).
+fn selfcheck_raw(bin: &Path, page: &Path) -> (Value, Browse, Vec<String>) {
+    let b = browse(bin, page, &["--enable-logging=stderr".into(), "--v=0".into(), "--dump-dom".into()]);
+    let console: Vec<String> = b.stderr.lines().filter(|l| l.contains("CONSOLE")).map(String::from).collect();
     let dom = &b.stdout;
     let at = dom.find("<pre id=\"selfcheck\"").unwrap_or_else(|| panic!("no self-check in the DOM dump (page did not load?): {}", &dom[..dom.len().min(500)]));
     let text = &dom[at..];
     let json = &text[text.find('>').unwrap() + 1..text.find("</pre>").unwrap()];
     let v: Value = serde_json::from_str(&json.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")).unwrap_or_else(|e| panic!("self-check not JSON ({e}): {json}"));
-    (v, b)
+    (v, b, console)
+}
+
+/// The browser check is able to fail: a script error and a plot with nothing drawn are caught.
+#[test]
+fn chromium_check_catches_a_broken_page() {
+    let Some(bin) = chromium() else {
+        println!("SKIP: chromium_check_catches_a_broken_page: chromium is not installed and could not be installed");
+        return;
+    };
+    let html = std::fs::read_to_string(lossy_lan().join("report.html")).unwrap();
+    let broken = html
+        .replacen("<g class=\"data\"", "<g class=\"data\" display=\"none\"", 1)
+        .replace("</main>", "<script>notDefinedAnywhere()</script></main>");
+    let page = tmpdir("broken").join("report.html");
+    std::fs::write(&page, broken).unwrap();
+    let (v, _, console) = selfcheck_raw(&bin, &page);
+    assert_eq!(v["empty"], serde_json::json!(["lossy-lan-goodput"]), "{v}");
+    assert!(v["errors"][0].as_str().unwrap().contains("notDefinedAnywhere"), "{v}");
+    assert!(console.iter().any(|l| l.contains("notDefinedAnywhere")), "{console:?}");
 }
 
 #[test]
@@ -352,4 +377,35 @@ fn report_load_time_in_chromium() {
         wall.as_secs_f64()
     );
     assert!(best < 2000, "report took {best} ms to load");
+}
+
+/// The export path behind the PNG and SVG buttons works in the browser: every plot of the
+/// lossy-lan report converts to a PNG (canvas not tainted, image decodes) and to SVG text.
+#[test]
+fn plots_export_as_png_and_svg_in_chromium() {
+    let Some(bin) = chromium() else {
+        println!("SKIP: plots_export_as_png_and_svg_in_chromium: chromium is not installed and could not be installed");
+        return;
+    };
+    let html = std::fs::read_to_string(lossy_lan().join("report.html")).unwrap();
+    let probe = r#"<script>
+(function(){var figs=document.querySelectorAll('figure.plot'),out=[],left=figs.length;
+figs.forEach(function(f,i){var svg=f.querySelector('svg');var t=cclabPlot.svgText(svg);
+cclabPlot.toPng(svg,function(b){out[i]={svg:t.length,png:b?b.size:0,type:b?b.type:''};
+if(--left===0){var p=document.createElement('pre');p.id='exportcheck';p.textContent=JSON.stringify(out);document.body.appendChild(p);}});});})();
+</script></body>"#;
+    let page = tmpdir("export").join("report.html");
+    std::fs::write(&page, html.replace("</body>", probe)).unwrap();
+    let b = browse(&bin, &page, &["--virtual-time-budget=10000".into(), "--dump-dom".into()]);
+    let at = b.stdout.find("<pre id=\"exportcheck\">").unwrap_or_else(|| panic!("export probe did not finish: {}", b.stderr));
+    let text = &b.stdout[at + "<pre id=\"exportcheck\">".len()..];
+    let v: Value = serde_json::from_str(&text[..text.find("</pre>").unwrap()]).unwrap();
+    let n = count(&html, "<figure class=\"plot");
+    assert_eq!(v.as_array().unwrap().len(), n);
+    for (i, e) in v.as_array().unwrap().iter().enumerate() {
+        assert_eq!(e["type"], "image/png", "plot {i}: {e}");
+        assert!(e["png"].as_u64().unwrap() > 5_000, "plot {i} PNG too small: {e}");
+        assert!(e["svg"].as_u64().unwrap() > 1_000, "plot {i}: {e}");
+    }
+    println!("{n} plots exported: PNG sizes {:?}", v.as_array().unwrap().iter().map(|e| e["png"].as_u64().unwrap()).collect::<Vec<_>>());
 }
