@@ -215,7 +215,7 @@ fn fmt(kind: Kind, v: f64) -> String {
 
 fn fmt_diff(m: &Metric) -> String {
     match m.diff_pct() {
-        Some(d) if d == 0.0 => "0%".into(),
+        Some(0.0) => "0%".into(),
         Some(d) if d.abs() < 0.05 => format!("{}<0.1%", if d < 0.0 { "-" } else { "+" }),
         Some(d) if d.abs() >= 100.0 => format!("{d:+.0}%"),
         Some(d) => format!("{d:+.1}%"),

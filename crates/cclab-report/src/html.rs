@@ -500,6 +500,9 @@ fn param_axis(key: &str, vals: &[f64]) -> Axis {
     }
 }
 
+/// One x value of a line: (x, values over seeds, published figure).
+type XPoint = (f64, Vec<f64>, Option<f64>);
+
 /// One chart per (swept numeric parameter, metric): goodput always, FCT when flows are sized.
 fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
     let keys: Vec<String> = doc.runs[0].params.keys().cloned().collect();
@@ -522,7 +525,7 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
         }
         for (what, ylabel, yunit) in metrics {
             // Lines: (cc, other params) -> x -> values over seeds (+ reference).
-            let mut lines: BTreeMap<(usize, String), (String, BTreeMap<u64, (f64, Vec<f64>, Option<f64>)>)> = BTreeMap::new();
+            let mut lines: BTreeMap<(usize, String), (String, BTreeMap<u64, XPoint>)> = BTreeMap::new();
             let mut order: Vec<String> = Vec::new();
             for r in &doc.runs {
                 let xv = r.params[x].as_f64().unwrap_or(0.0);
@@ -567,7 +570,7 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                 let k = per_cc.entry(cc.clone()).or_insert(0);
                 let color = pal.shade(cc, *k);
                 *k += 1;
-                let mut pts: Vec<&(f64, Vec<f64>, Option<f64>)> = pts.values().collect();
+                let mut pts: Vec<&XPoint> = pts.values().collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 let mut l = Line::new(name, &color, Vec::new());
                 l.marker = Marker::Dot;

@@ -211,7 +211,7 @@ pub fn esc(s: &str) -> String {
 
 /// A "nice" step (1, 2, 2.5 or 5 times a power of ten) near `raw`.
 pub fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0) || !raw.is_finite() {
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
         return 1.0;
     }
     let p = 10f64.powf(raw.log10().floor());
