@@ -1,6 +1,6 @@
-use cclab::bench;
 use cclab::runner::{self, Backend, Error, RunOptions};
-use cclab_report::{export, table};
+use cclab::{bench, reports};
+use cclab_report::{compare, export, html, load, table};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ SCENARIO FORMAT (full reference: docs/scenarios.md)
     name = "cclab",
     version,
     about = "Congestion-control lab: describe a path and a workload once, run it, compare controllers",
-    after_help = "Examples:\n  cclab run scenarios/seeds/*.toml\n  cclab run scenarios/seeds/lossy-lan.toml --set link.loss=[0,0.1%,1%] --json\n  cclab bench"
+    after_help = "Examples:\n  cclab run scenarios/seeds/*.toml\n  cclab run scenarios/seeds/lossy-lan.toml --set link.loss=[0,0.1%,1%] --json\n  cclab run scenarios/seeds/lossy-lan.toml --out results/lossy-lan   # + report.html\n  cclab report results/lossy-lan results/other --out both.html\n  cclab compare results/sim results/kernel\n  cclab bench"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,6 +33,10 @@ enum Cmd {
     /// Run scenario files and print a table (or JSON); see `cclab run --help` for the format
     #[command(after_help = FORMAT_HELP)]
     Run(RunArgs),
+    /// Build report.html (tables and plots, self-contained) from one or more results directories
+    Report(ReportArgs),
+    /// Compare the runs two results documents share, metric by metric (e.g. sim vs kernel)
+    Compare(CompareArgs),
     /// Measure simulator speed on the reference workloads (simulated packets per wall second)
     Bench(BenchArgs),
     /// Show what this machine supports for the kernel backend (controllers, netem, fq, TUN, BPF, root)
@@ -58,6 +62,32 @@ struct JsonArg {
 }
 
 #[derive(Args)]
+struct ReportArgs {
+    /// Results directories (written by `cclab run --out DIR`) or results.json files; several are merged into one page
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// Write the page here instead of DIR/report.html (the first DIR when several are given)
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Page title
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// First results: a results directory or a results.json file
+    #[arg(value_name = "A")]
+    a: PathBuf,
+    /// Second results: a results directory or a results.json file
+    #[arg(value_name = "B")]
+    b: PathBuf,
+    /// Print the comparison as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 struct RunArgs {
     /// Scenario files (TOML)
     #[arg(required = true, value_name = "FILE")]
@@ -69,7 +99,7 @@ struct RunArgs {
     /// Print the results document(s) as JSON on stdout instead of the table
     #[arg(long)]
     json: bool,
-    /// Write results.json, flows.csv and per-run time-series CSV into DIR
+    /// Write results.json, flows.csv, per-run time-series CSV and report.html into DIR
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Use this seed instead of the scenario's
@@ -103,6 +133,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
+        Cmd::Report(a) => cmd_report(a),
+        Cmd::Compare(a) => cmd_compare(a),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Doctor(a) => cmd_doctor(a),
         Cmd::Lab { cmd: LabCmd::Clean(a) } => cmd_lab_clean(a),
@@ -170,6 +202,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
         }
         if let Some(dir) = &a.out {
             let _ = writeln!(out, "results written to {}", dir.display());
+            let _ = writeln!(out, "report: {}", dir.join("report.html").display());
         }
     }
     Ok(())
@@ -184,13 +217,17 @@ fn write_file(path: &Path, text: &str) -> Result<(), Error> {
     std::fs::write(path, text).map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
 }
 
-/// DIR/results.json, DIR/flows.csv, DIR/series/run-<k>.csv; with several files, one
-/// sub-directory per scenario name.
+/// DIR/results.json, DIR/flows.csv, DIR/series/run-<k>.csv, DIR/meta.json; with several
+/// files, one sub-directory per scenario name. Then DIR/report.html over all of them, built
+/// from those files (so `cclab report DIR` rebuilds the same page).
 fn write_out(dir: &Path, plans: &[runner::Plan], docs: &[cclab_results::ResultsDoc]) -> Result<(), Error> {
+    let mut bases = Vec::new();
     for (p, d) in plans.iter().zip(docs) {
         let base = if docs.len() == 1 { dir.to_path_buf() } else { dir.join(&p.name) };
         prepare_dir(&base)?;
+        bases.push(base.clone());
         write_file(&base.join("results.json"), &export::json(d))?;
+        write_file(&base.join("meta.json"), &load::meta_json(&p.name, &p.path, p.description.as_deref()))?;
         write_file(&base.join("flows.csv"), &export::flows_csv(d))?;
         let sdir = base.join("series");
         prepare_dir(&sdir)?;
@@ -199,6 +236,38 @@ fn write_out(dir: &Path, plans: &[runner::Plan], docs: &[cclab_results::ResultsD
                 write_file(&sdir.join(format!("run-{}.csv", i + 1)), &s.to_csv())?;
             }
         }
+    }
+    reports::write_report(&bases, &dir.join("report.html"), &html::Options::default())?;
+    Ok(())
+}
+
+fn cmd_report(a: ReportArgs) -> Result<(), Error> {
+    let out = match &a.out {
+        Some(f) => f.clone(),
+        None => {
+            let first = &a.dirs[0];
+            if first.is_file() {
+                first.with_file_name("report.html")
+            } else {
+                first.join("report.html")
+            }
+        }
+    };
+    let opts = html::Options { title: a.title.clone(), ..Default::default() };
+    let bytes = reports::write_report(&a.dirs, &out, &opts)?;
+    println!("report written to {} ({:.1} kB)", out.display(), bytes as f64 / 1e3);
+    Ok(())
+}
+
+fn cmd_compare(a: CompareArgs) -> Result<(), Error> {
+    let c = reports::compare_paths(&a.a, &a.b)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&compare::to_json(&c)).expect("json"));
+    } else {
+        print!("{}", compare::render_text(&c));
+    }
+    if c.pairs.is_empty() {
+        return Err(Error(format!("{} and {} share no runs (same scenario name and params)", a.a.display(), a.b.display())));
     }
     Ok(())
 }

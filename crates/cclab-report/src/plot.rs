@@ -1,0 +1,912 @@
+//! A small SVG plotting module: line charts (linear or log axes with nice ticks, bands,
+//! markers, a second y axis as a rescaling of the first) and grouped bar charts with error
+//! bars and reference markers. Output is a self-contained `<svg>` element: every style is an
+//! attribute, so a plot exported on its own (SVG or PNG) looks as it does in the page.
+//!
+//! Coordinates are rounded to 0.1 px, which keeps long series compact.
+
+use std::fmt::Write;
+
+/// Font stack used by every text element.
+pub const FONT: &str = "system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif";
+const INK: &str = "#1f2328";
+const MUTED: &str = "#57606a";
+const GRID: &str = "#e6e8eb";
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    Linear,
+    Log,
+}
+
+/// What an axis measures; values come in SI units and are shown in a readable unit chosen
+/// from the axis range (`Gbit/s`, `ms`, `%`, ...), named once in the axis label.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Unit {
+    /// bit/s
+    Rate,
+    /// milliseconds (already ms)
+    Ms,
+    /// seconds
+    Secs,
+    /// bytes
+    Bytes,
+    /// packets
+    Pkts,
+    /// a probability shown in %
+    Loss,
+    /// a plain number
+    Plain,
+}
+
+impl Unit {
+    /// Divisor and unit name for values up to `max`.
+    pub fn pick(self, max: f64) -> (f64, &'static str) {
+        let m = max.abs();
+        match self {
+            Unit::Rate => {
+                if m >= 1e9 {
+                    (1e9, "Gbit/s")
+                } else if m >= 1e6 {
+                    (1e6, "Mbit/s")
+                } else if m >= 1e3 {
+                    (1e3, "kbit/s")
+                } else {
+                    (1.0, "bit/s")
+                }
+            }
+            Unit::Ms => {
+                if m >= 10_000.0 {
+                    (1e3, "s")
+                } else {
+                    (1.0, "ms")
+                }
+            }
+            Unit::Secs => {
+                if m < 1.0 && m > 0.0 {
+                    (1e-3, "ms")
+                } else {
+                    (1.0, "s")
+                }
+            }
+            Unit::Bytes => {
+                if m >= 1e9 {
+                    (1e9, "GB")
+                } else if m >= 1e6 {
+                    (1e6, "MB")
+                } else if m >= 1e3 {
+                    (1e3, "kB")
+                } else {
+                    (1.0, "B")
+                }
+            }
+            Unit::Pkts => (1.0, "packets"),
+            Unit::Loss => (0.01, "%"),
+            Unit::Plain => (1.0, ""),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Axis {
+    pub label: String,
+    pub unit: Unit,
+    pub scale: Scale,
+    /// Linear axes: include 0 in the range.
+    pub from_zero: bool,
+    /// Fixed range (SI units); otherwise from the data.
+    pub range: Option<(f64, f64)>,
+}
+
+impl Axis {
+    pub fn new(label: &str, unit: Unit) -> Axis {
+        Axis { label: label.to_string(), unit, scale: Scale::Linear, from_zero: true, range: None }
+    }
+    pub fn log(mut self) -> Axis {
+        self.scale = Scale::Log;
+        self.from_zero = false;
+        self
+    }
+    pub fn range(mut self, lo: f64, hi: f64) -> Axis {
+        self.range = Some((lo, hi));
+        self
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Marker {
+    None,
+    Dot,
+    /// Hollow diamond: a published figure.
+    Diamond,
+}
+
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub name: String,
+    pub color: String,
+    pub dashed: bool,
+    /// Draw the connecting line (false: markers only).
+    pub line: bool,
+    pub marker: Marker,
+    pub width: f64,
+    /// (x, y) in SI units; NaN y breaks the line.
+    pub points: Vec<(f64, f64)>,
+    /// Optional spread: (x, lo, hi).
+    pub band: Vec<(f64, f64, f64)>,
+    /// Optional tooltip per point (same length as `points`, or empty).
+    pub tips: Vec<String>,
+    /// Listed in the legend.
+    pub legend: bool,
+}
+
+impl Line {
+    pub fn new(name: &str, color: &str, points: Vec<(f64, f64)>) -> Line {
+        Line {
+            name: name.to_string(),
+            color: color.to_string(),
+            dashed: false,
+            line: true,
+            marker: Marker::None,
+            width: 1.6,
+            points,
+            band: Vec::new(),
+            tips: Vec::new(),
+            legend: true,
+        }
+    }
+}
+
+/// A second y axis on the right: the left axis' values times `factor`, in `unit`.
+#[derive(Clone, Debug)]
+pub struct RightAxis {
+    pub label: String,
+    pub unit: Unit,
+    pub factor: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct LineChart {
+    pub title: String,
+    pub x: Axis,
+    pub y: Axis,
+    pub y2: Option<RightAxis>,
+    pub lines: Vec<Line>,
+    /// Extra legend-only entries (name, color, marker, dashed).
+    pub notes: Vec<(String, String, Marker, bool)>,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl LineChart {
+    pub fn new(title: &str, x: Axis, y: Axis) -> LineChart {
+        LineChart { title: title.to_string(), x, y, y2: None, lines: Vec::new(), notes: Vec::new(), width: 640.0, height: 300.0 }
+    }
+}
+
+/// Round to 0.1 and drop a trailing `.0`.
+fn r1(v: f64) -> String {
+    let x = (v * 10.0).round() / 10.0;
+    if x == x.trunc() {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// A "nice" step (1, 2, 2.5 or 5 times a power of ten) near `raw`.
+pub fn nice_step(raw: f64) -> f64 {
+    if raw.is_nan() || raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    let f = raw / p;
+    let m = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 2.5 {
+        2.5
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    m * p
+}
+
+/// Linear ticks covering `[lo, hi]` with about `n` intervals; returns (domain lo, domain hi, ticks).
+pub fn linear_ticks(lo: f64, hi: f64, n: usize, extend: bool) -> (f64, f64, Vec<f64>) {
+    let (mut lo, mut hi) = (lo, hi);
+    if hi <= lo {
+        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        lo -= if lo == 0.0 { 0.0 } else { d };
+        hi += d;
+    }
+    let step = nice_step((hi - lo) / n.max(1) as f64);
+    let (a, b) = if extend {
+        ((lo / step + 1e-9).floor() * step, (hi / step - 1e-9).ceil() * step)
+    } else {
+        (lo, hi)
+    };
+    let mut t = (a / step - 1e-9).ceil() * step;
+    let mut ticks = Vec::new();
+    while t <= b + step * 1e-9 {
+        ticks.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+        t += step;
+    }
+    (a, b, ticks)
+}
+
+/// Log ticks: decades, plus 2 and 5 when the range spans under two decades.
+pub fn log_ticks(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
+    let lo = lo.max(1e-300);
+    let hi = hi.max(lo);
+    let a = (lo.log10() + 1e-9).floor();
+    let b = (hi.log10() - 1e-9).ceil();
+    if b <= a {
+        let b = b.max(a);
+        return log_ticks_span(b - 1.0, b, true);
+    }
+    log_ticks_span(a, b, (hi / lo).log10() < 1.3)
+}
+
+fn log_ticks_span(a: f64, b: f64, few: bool) -> (f64, f64, Vec<f64>) {
+    let mut ticks = Vec::new();
+    let mut e = a;
+    while e <= b + 1e-9 {
+        let d = 10f64.powf(e);
+        ticks.push(d);
+        if few && e < b {
+            ticks.push(2.0 * d);
+            ticks.push(5.0 * d);
+        }
+        e += 1.0;
+    }
+    (10f64.powf(a), 10f64.powf(b), ticks)
+}
+
+/// A tick label: up to 3 significant digits, no trailing zeros.
+pub fn tick_label(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    let s = if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        let d = (-a.log10()).floor() as usize + 3;
+        format!("{v:.d$}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Maps data to pixels along one axis.
+struct Map1 {
+    scale: Scale,
+    d0: f64,
+    d1: f64,
+    p0: f64,
+    p1: f64,
+    /// Log axes: where 0 is drawn (a position left of the first decade), if used.
+    zero_at: Option<f64>,
+}
+
+impl Map1 {
+    fn px(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => self.p0 + (v - self.d0) / (self.d1 - self.d0) * (self.p1 - self.p0),
+            Scale::Log => {
+                if v <= 0.0 {
+                    return self.zero_at.unwrap_or(self.p0);
+                }
+                let (l0, l1) = (self.d0.log10(), self.d1.log10());
+                self.p0 + (v.log10() - l0) / (l1 - l0) * (self.p1 - self.p0)
+            }
+        }
+    }
+}
+
+struct Ticks {
+    map: Map1,
+    ticks: Vec<f64>,
+    div: f64,
+    unit: &'static str,
+}
+
+/// Domain, ticks and unit for an axis given its data values; `p0`..`p1` is the pixel span
+/// (p0 at the data minimum). `zero_room`: reserve pixels for a 0 on log axes.
+fn build_axis(ax: &Axis, vals: &[f64], p0: f64, p1: f64, extend: bool, n: usize) -> Ticks {
+    let finite: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
+    match ax.scale {
+        Scale::Linear => {
+            let (mut lo, mut hi) = ax.range.unwrap_or_else(|| {
+                let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if lo.is_finite() {
+                    (lo, hi)
+                } else {
+                    (0.0, 1.0)
+                }
+            });
+            if ax.from_zero {
+                lo = lo.min(0.0);
+                hi = hi.max(0.0);
+            }
+            if hi == lo {
+                hi = lo + if lo == 0.0 { 1.0 } else { lo.abs() };
+            }
+            let (div, unit) = ax.unit.pick(lo.abs().max(hi.abs()));
+            let (a, b, ticks) = linear_ticks(lo / div, hi / div, n, extend && ax.range.is_none());
+            let ticks = ticks.into_iter().map(|t| t * div).collect();
+            Ticks { map: Map1 { scale: Scale::Linear, d0: a * div, d1: b * div, p0, p1, zero_at: None }, ticks, div, unit }
+        }
+        Scale::Log => {
+            let pos: Vec<f64> = finite.iter().copied().filter(|v| *v > 0.0).collect();
+            let has_zero = finite.iter().any(|v| *v <= 0.0);
+            let (lo, hi) = ax.range.unwrap_or_else(|| {
+                let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = pos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if lo.is_finite() {
+                    (lo, hi)
+                } else {
+                    (1.0, 10.0)
+                }
+            });
+            let (div, unit) = ax.unit.pick(hi);
+            let (a, b, ticks) = log_ticks(lo / div, hi / div);
+            let ticks: Vec<f64> = ticks.into_iter().map(|t| t * div).collect();
+            // A 0 gets its own slot before the first decade, a decade's width wide at most.
+            let (q0, zero_at) = if has_zero {
+                let decades = (b / a).log10().max(1.0);
+                let slot = ((p1 - p0) / (decades + 1.0)).min((p1 - p0) * 0.25);
+                (p0 + slot, Some(p0))
+            } else {
+                (p0, None)
+            };
+            let mut ticks = ticks;
+            if has_zero {
+                ticks.insert(0, 0.0);
+            }
+            Ticks { map: Map1 { scale: Scale::Log, d0: a * div, d1: b * div, p0: q0, p1, zero_at }, ticks, div, unit }
+        }
+    }
+}
+
+fn axis_title(label: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        label.to_string()
+    } else {
+        format!("{label} ({unit})")
+    }
+}
+
+/// Approximate text width in px for 12 px sans-serif.
+fn text_w(s: &str, size: f64) -> f64 {
+    s.chars().map(|c| if c.is_ascii_uppercase() || c == 'm' || c == 'w' { 0.68 } else if c == ' ' || c == '.' || c == 'i' || c == 'l' { 0.3 } else { 0.56 }).sum::<f64>() * size
+}
+
+struct LegendItem {
+    name: String,
+    color: String,
+    marker: Marker,
+    dashed: bool,
+    line: bool,
+    swatch: bool,
+}
+
+/// Lay the legend out in rows under the title; returns (svg, height used).
+fn legend(items: &[LegendItem], x0: f64, y0: f64, width: f64) -> (String, f64) {
+    if items.is_empty() {
+        return (String::new(), 0.0);
+    }
+    let mut s = String::from("<g class=\"legend\">");
+    let (mut x, mut y) = (x0, y0);
+    for it in items {
+        let w = 26.0 + text_w(&it.name, 11.0) + 14.0;
+        if x + w > x0 + width && x > x0 {
+            x = x0;
+            y += 16.0;
+        }
+        let cy = y + 5.0;
+        if it.swatch {
+            let _ = write!(s, "<rect x=\"{}\" y=\"{}\" width=\"18\" height=\"9\" rx=\"1.5\" fill=\"{}\"/>", r1(x), r1(cy - 4.5), it.color);
+        } else if it.line {
+            let _ = write!(
+                s,
+                "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                r1(x),
+                r1(cy),
+                r1(x + 18.0),
+                r1(cy),
+                it.color,
+                if it.dashed { " stroke-dasharray=\"4 3\"" } else { "" }
+            );
+        }
+        s.push_str(&marker_svg(it.marker, x + 9.0, cy, &it.color, ""));
+        let _ = write!(s, "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"{INK}\">{}</text>", r1(x + 24.0), r1(cy + 4.0), esc(&it.name));
+        x += w;
+    }
+    s.push_str("</g>");
+    (s, y - y0 + 16.0)
+}
+
+fn marker_svg(m: Marker, x: f64, y: f64, color: &str, tip: &str) -> String {
+    let title = if tip.is_empty() { String::new() } else { format!("<title>{}</title>", esc(tip)) };
+    match m {
+        Marker::None => String::new(),
+        Marker::Dot => format!("<circle class=\"mk\" cx=\"{}\" cy=\"{}\" r=\"3.2\" fill=\"{color}\" stroke=\"#fff\" stroke-width=\"1\">{title}</circle>", r1(x), r1(y)),
+        Marker::Diamond => format!(
+            "<path class=\"mk\" d=\"M{},{}l5,5l-5,5l-5,-5z\" fill=\"#fff\" stroke=\"{color}\" stroke-width=\"1.8\">{title}</path>",
+            r1(x),
+            r1(y - 5.0)
+        ),
+    }
+}
+
+fn svg_open(w: f64, h: f64, title: &str) -> String {
+    format!(
+        "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" font-family=\"{}\" role=\"img\" aria-label=\"{}\"><rect width=\"100%\" height=\"100%\" fill=\"#fff\"/><text x=\"12\" y=\"20\" font-size=\"13\" font-weight=\"600\" fill=\"{INK}\">{}</text>",
+        r1(w),
+        r1(h),
+        r1(w),
+        r1(h),
+        esc(FONT),
+        esc(title),
+        esc(title)
+    )
+}
+
+/// Render a line chart as an `<svg>` element; `id` must be unique in the page (clip path).
+pub fn line_chart(c: &LineChart, id: &str) -> String {
+    let (w, h) = (c.width, c.height);
+    let left = 62.0;
+    let right = if c.y2.is_some() { 62.0 } else { 18.0 };
+    let mut items: Vec<LegendItem> = c
+        .lines
+        .iter()
+        .filter(|l| l.legend)
+        .map(|l| LegendItem { name: l.name.clone(), color: l.color.clone(), marker: l.marker, dashed: l.dashed, line: l.line, swatch: false })
+        .collect();
+    for (n, col, m, d) in &c.notes {
+        items.push(LegendItem { name: n.clone(), color: col.clone(), marker: *m, dashed: *d, line: *m == Marker::None, swatch: false });
+    }
+    let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
+    let top = 34.0 + leg_h + 6.0;
+    let bottom = 44.0;
+    let (px0, px1, py0, py1) = (left, w - right, h - bottom, top);
+
+    let xs: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0).chain(l.band.iter().map(|b| b.0))).collect();
+    let ys: Vec<f64> = c
+        .lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1).chain(l.band.iter().flat_map(|b| [b.1, b.2])))
+        .filter(|v| c.y.scale == Scale::Linear || *v > 0.0)
+        .collect();
+    let xt = build_axis(&c.x, &xs, px0, px1, true, 6);
+    let yt = build_axis(&c.y, &ys, py0, py1, true, 5);
+
+    let mut s = svg_open(w, h, &c.title);
+    s.push_str(&leg);
+    // Grid and y ticks.
+    let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
+    for t in &yt.ticks {
+        let y = yt.map.px(*t);
+        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(px0), r1(y), r1(px1), r1(y));
+        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", r1(px0 - 6.0), r1(y + 4.0), tick_label(t / yt.div));
+    }
+    for t in &xt.ticks {
+        let x = xt.map.px(*t);
+        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(x), r1(py1), r1(x), r1(py0));
+        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", r1(x), r1(py0 + 16.0), tick_label(t / xt.div));
+    }
+    if let Some(z) = xt.map.zero_at {
+        // Axis break between 0 and the first decade.
+        let xb = (z + xt.map.p0) / 2.0;
+        let _ = write!(
+            s,
+            "<path d=\"M{},{}l4,-8M{},{}l4,-8\" stroke=\"{MUTED}\" fill=\"none\"/>",
+            r1(xb - 4.0),
+            r1(py0 + 4.0),
+            r1(xb),
+            r1(py0 + 4.0)
+        );
+    }
+    if let Some(r) = &c.y2 {
+        let lo = yt.map.d0 * r.factor;
+        let hi = yt.map.d1 * r.factor;
+        let (div, unit) = r.unit.pick(lo.abs().max(hi.abs()));
+        let (_, _, ticks) = linear_ticks(lo / div, hi / div, 5, false);
+        for t in ticks {
+            let y = py0 + (t * div - lo) / (hi - lo) * (py1 - py0);
+            let _ = write!(s, "<text x=\"{}\" y=\"{}\">{}</text>", r1(px1 + 6.0), r1(y + 4.0), tick_label(t));
+        }
+        let _ = write!(
+            s,
+            "<text transform=\"translate({},{}) rotate(90)\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
+            r1(w - 12.0),
+            r1((py0 + py1) / 2.0),
+            esc(&axis_title(&r.label, unit))
+        );
+    }
+    s.push_str("</g>");
+    // Frame and axis titles.
+    let _ = write!(
+        s,
+        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>",
+        r1(px0),
+        r1(py1),
+        r1(py0),
+        r1(px1)
+    );
+    let _ = write!(
+        s,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
+        r1((px0 + px1) / 2.0),
+        r1(h - 8.0),
+        esc(&axis_title(&c.x.label, xt.unit))
+    );
+    let _ = write!(
+        s,
+        "<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
+        r1((py0 + py1) / 2.0),
+        esc(&axis_title(&c.y.label, yt.unit))
+    );
+    // Data, clipped to the plot area.
+    let _ = write!(
+        s,
+        "<clipPath id=\"clip-{id}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath><g class=\"data\" clip-path=\"url(#clip-{id})\">",
+        r1(px0 - 6.0),
+        r1(py1 - 6.0),
+        r1(px1 - px0 + 12.0),
+        r1(py0 - py1 + 12.0)
+    );
+    let ypx = |v: f64| -> f64 {
+        if c.y.scale == Scale::Log && v <= 0.0 {
+            py0 + 4.0
+        } else {
+            yt.map.px(v)
+        }
+    };
+    for l in &c.lines {
+        if l.band.len() >= 2 {
+            let mut d = String::new();
+            for (i, (x, lo, _)) in l.band.iter().enumerate() {
+                let _ = write!(d, "{}{},{}", if i == 0 { "M" } else { " " }, r1(xt.map.px(*x)), r1(ypx(*lo)));
+            }
+            for (x, _, hi) in l.band.iter().rev() {
+                let _ = write!(d, " {},{}", r1(xt.map.px(*x)), r1(ypx(*hi)));
+            }
+            let _ = write!(s, "<path d=\"{d}Z\" fill=\"{}\" fill-opacity=\"0.16\" stroke=\"none\"/>", l.color);
+        } else if l.band.len() == 1 {
+            let (x, lo, hi) = l.band[0];
+            let x = xt.map.px(x);
+            let _ = write!(
+                s,
+                "<path d=\"M{},{}V{}M{},{}h8M{},{}h8\" stroke=\"{}\" stroke-width=\"1.4\" fill=\"none\"/>",
+                r1(x),
+                r1(ypx(lo)),
+                r1(ypx(hi)),
+                r1(x - 4.0),
+                r1(ypx(lo)),
+                r1(x - 4.0),
+                r1(ypx(hi)),
+                l.color
+            );
+        }
+        if l.line && l.points.len() >= 2 {
+            let mut d = String::new();
+            let mut pen = false;
+            for (x, y) in &l.points {
+                if !y.is_finite() {
+                    pen = false;
+                    continue;
+                }
+                let _ = write!(d, "{}{},{}", if pen { " " } else { "M" }, r1(xt.map.px(*x)), r1(ypx(*y)));
+                if !pen {
+                    d.push('L');
+                }
+                pen = true;
+            }
+            let d = d.replace("L M", " M").trim_end_matches('L').to_string();
+            let _ = write!(
+                s,
+                "<path class=\"ln\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>",
+                l.color,
+                l.width,
+                if l.dashed { " stroke-dasharray=\"5 3\"" } else { "" }
+            );
+        }
+        if l.marker != Marker::None || l.points.len() == 1 {
+            let m = if l.marker == Marker::None { Marker::Dot } else { l.marker };
+            for (i, (x, y)) in l.points.iter().enumerate() {
+                if y.is_finite() {
+                    let tip = l.tips.get(i).map(String::as_str).unwrap_or("");
+                    s.push_str(&marker_svg(m, xt.map.px(*x), ypx(*y), &l.color, tip));
+                }
+            }
+        }
+    }
+    s.push_str("</g></svg>");
+    s
+}
+
+#[derive(Clone, Debug)]
+pub struct Bar {
+    /// Index into `BarChart::groups`.
+    pub group: usize,
+    pub color: String,
+    /// Series name (legend).
+    pub series: String,
+    pub value: f64,
+    /// Spread (min, max) over repeats.
+    pub spread: Option<(f64, f64)>,
+    /// A published figure drawn as a marker on the bar.
+    pub reference: Option<f64>,
+    pub label: String,
+    pub tip: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct BarChart {
+    pub title: String,
+    pub y: Axis,
+    /// Group labels under the x axis; `\n` separates lines.
+    pub groups: Vec<String>,
+    pub x_label: String,
+    pub bars: Vec<Bar>,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// Grouped bars: within a group, bars in the order given.
+pub fn bar_chart(c: &BarChart, id: &str) -> String {
+    let (w, h) = (c.width, c.height);
+    let left = 62.0;
+    let right = 18.0;
+    let mut items: Vec<LegendItem> = Vec::new();
+    for b in &c.bars {
+        if !items.iter().any(|i| i.name == b.series) {
+            items.push(LegendItem { name: b.series.clone(), color: b.color.clone(), marker: Marker::None, dashed: false, line: false, swatch: true });
+        }
+    }
+    if c.bars.iter().any(|b| b.reference.is_some()) {
+        items.push(LegendItem { name: "published figure".into(), color: INK.into(), marker: Marker::Diamond, dashed: false, line: false, swatch: false });
+    }
+    if c.bars.iter().any(|b| b.spread.is_some()) {
+        items.push(LegendItem { name: "min–max over seeds".into(), color: INK.into(), marker: Marker::None, dashed: false, line: true, swatch: false });
+    }
+    let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
+    let top = 34.0 + leg_h + 14.0;
+    let max_lines = c.groups.iter().map(|g| g.lines().count()).max().unwrap_or(1) as f64;
+    let bottom = 22.0 + 14.0 * max_lines + if c.x_label.is_empty() { 0.0 } else { 16.0 };
+    let (px0, px1, py0, py1) = (left, w - right, h - bottom, top);
+    let ys: Vec<f64> = c
+        .bars
+        .iter()
+        .flat_map(|b| [Some(b.value), b.reference, b.spread.map(|s| s.1)])
+        .flatten()
+        .collect();
+    let yt = build_axis(&c.y, &ys, py0, py1, true, 5);
+    let mut s = svg_open(w, h, &c.title);
+    s.push_str(&leg);
+    let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
+    for t in &yt.ticks {
+        let y = yt.map.px(*t);
+        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(px0), r1(y), r1(px1), r1(y));
+        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", r1(px0 - 6.0), r1(y + 4.0), tick_label(t / yt.div));
+    }
+    let ng = c.groups.len().max(1) as f64;
+    let gw = (px1 - px0) / ng;
+    for (i, g) in c.groups.iter().enumerate() {
+        let cx = px0 + gw * (i as f64 + 0.5);
+        for (j, line) in g.lines().enumerate() {
+            let _ = write!(
+                s,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\"{}>{}</text>",
+                r1(cx),
+                r1(py0 + 16.0 + 14.0 * j as f64),
+                if j == 0 { format!(" fill=\"{INK}\"") } else { String::new() },
+                esc(line)
+            );
+        }
+    }
+    s.push_str("</g>");
+    let _ = write!(s, "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>", r1(px0), r1(py1), r1(py0), r1(px1));
+    if !c.x_label.is_empty() {
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
+            r1((px0 + px1) / 2.0),
+            r1(h - 8.0),
+            esc(&c.x_label)
+        );
+    }
+    let _ = write!(
+        s,
+        "<text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
+        r1((py0 + py1) / 2.0),
+        esc(&axis_title(&c.y.label, yt.unit))
+    );
+    let _ = write!(s, "<g class=\"data\">");
+    for (gi, _) in c.groups.iter().enumerate() {
+        let bars: Vec<&Bar> = c.bars.iter().filter(|b| b.group == gi).collect();
+        let n = bars.len().max(1) as f64;
+        let inner = gw * 0.76;
+        let bw = (inner / n).min(90.0);
+        let x0 = px0 + gw * gi as f64 + (gw - bw * n) / 2.0;
+        for (k, b) in bars.iter().enumerate() {
+            let x = x0 + bw * k as f64 + bw * 0.08;
+            let bwi = bw * 0.84;
+            let y = yt.map.px(b.value.max(0.0));
+            let _ = write!(
+                s,
+                "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"2\" fill=\"{}\"><title>{}</title></rect>",
+                r1(x),
+                r1(y),
+                r1(bwi),
+                r1((py0 - y).max(0.0)),
+                b.color,
+                esc(&b.tip)
+            );
+            let cx = x + bwi / 2.0;
+            let mut label_y = y;
+            if let Some((lo, hi)) = b.spread {
+                let (ylo, yhi) = (yt.map.px(lo), yt.map.px(hi));
+                let _ = write!(
+                    s,
+                    "<path d=\"M{},{}V{}M{},{}h10M{},{}h10\" stroke=\"{INK}\" stroke-width=\"1.3\" fill=\"none\"/>",
+                    r1(cx),
+                    r1(ylo),
+                    r1(yhi),
+                    r1(cx - 5.0),
+                    r1(ylo),
+                    r1(cx - 5.0),
+                    r1(yhi)
+                );
+                label_y = label_y.min(yhi);
+            }
+            if let Some(rv) = b.reference {
+                let yr = yt.map.px(rv);
+                let _ = write!(
+                    s,
+                    "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{INK}\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>",
+                    r1(x - 3.0),
+                    r1(yr),
+                    r1(x + bwi + 3.0),
+                    r1(yr)
+                );
+                s.push_str(&marker_svg(Marker::Diamond, cx, yr, INK, &format!("published: {}", b.tip.split(" · published ").nth(1).unwrap_or(""))));
+                label_y = label_y.min(yr - 6.0);
+            }
+            if !b.label.is_empty() {
+                let _ = write!(
+                    s,
+                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"600\" fill=\"{INK}\">{}</text>",
+                    r1(cx),
+                    r1(label_y - 5.0),
+                    esc(&b.label)
+                );
+            }
+        }
+    }
+    let _ = id;
+    s.push_str("</g></svg>");
+    s
+}
+
+/// Reduce a series to at most `max` points, keeping each bucket's min and max (in time
+/// order) so that spikes survive.
+pub fn downsample(t: &[f64], v: &[f64], max: usize) -> Vec<(f64, f64)> {
+    let n = t.len().min(v.len());
+    if n <= max || max < 4 {
+        return (0..n).map(|i| (t[i], v[i])).collect();
+    }
+    let buckets = max / 2;
+    let size = n.div_ceil(buckets);
+    let mut out = Vec::with_capacity(max);
+    let mut i = 0;
+    while i < n {
+        let end = (i + size).min(n);
+        let (mut lo, mut hi) = (i, i);
+        for k in i..end {
+            if v[k] < v[lo] {
+                lo = k;
+            }
+            if v[k] > v[hi] {
+                hi = k;
+            }
+        }
+        let (a, b) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        out.push((t[a], v[a]));
+        if b != a {
+            out.push((t[b], v[b]));
+        }
+        i = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_linear_ticks() {
+        let (a, b, t) = linear_ticks(0.0, 9.65, 5, true);
+        assert_eq!((a, b), (0.0, 10.0));
+        assert_eq!(t, vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let (_, _, t) = linear_ticks(0.0, 0.37, 5, true);
+        assert_eq!(t.len(), 5, "{t:?}"); // 0, 0.1 .. 0.4
+        assert!((t[4] - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn log_ticks_decades() {
+        let (a, b, t) = log_ticks(1e-4, 0.01);
+        assert!((a - 1e-4).abs() < 1e-18 && (b - 0.01).abs() < 1e-15);
+        assert_eq!(t.len(), 3);
+        let (_, _, t) = log_ticks(6.0, 40.0);
+        assert_eq!(t, vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(tick_label(2.5), "2.5");
+        assert_eq!(tick_label(0.001), "0.001");
+        assert_eq!(tick_label(1000.0), "1000");
+        assert_eq!(tick_label(0.0), "0");
+    }
+
+    #[test]
+    fn downsample_keeps_extremes() {
+        let t: Vec<f64> = (0..10_000).map(|i| i as f64).collect();
+        let mut v = vec![1.0; 10_000];
+        v[5_000] = 99.0;
+        let d = downsample(&t, &v, 1000);
+        assert!(d.len() <= 1000);
+        assert!(d.iter().any(|p| p.1 == 99.0));
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn chart_has_lines_legend_and_units() {
+        let mut c = LineChart::new("goodput", Axis::new("time", Unit::Secs).range(0.0, 5.0), Axis::new("goodput", Unit::Rate));
+        c.lines.push(Line::new("flow 0 (cubic)", "#2563eb", vec![(0.1, 9e9), (0.2, 9.6e9)]));
+        let s = line_chart(&c, "t");
+        assert!(s.contains("goodput (Gbit/s)"), "{s}");
+        assert!(s.contains("time (s)"));
+        assert!(s.contains("flow 0 (cubic)"));
+        assert!(s.contains("class=\"ln\""));
+    }
+
+    #[test]
+    fn log_axis_places_zero_left_of_first_decade() {
+        let mut c = LineChart::new("g vs loss", Axis::new("loss", Unit::Loss).log(), Axis::new("goodput", Unit::Rate));
+        c.lines.push(Line::new("cubic", "#000", vec![(0.0, 9e9), (0.001, 5e9), (0.01, 2e8)]));
+        let s = line_chart(&c, "t");
+        assert!(s.contains("loss (%)"));
+        assert!(s.contains(">0.1<") && s.contains(">1<") && s.contains(">0<"), "{s}");
+    }
+}

@@ -1,0 +1,35 @@
+//! `report.html` for `cclab run --out` and `cclab report`, and `cclab compare`.
+//!
+//! The report is always built from what is on disk (results.json + series/run-N.csv +
+//! meta.json), so `cclab report DIR` rebuilds exactly the page `cclab run --out DIR` wrote.
+
+use crate::runner::Error;
+use cclab_report::{compare, html, load};
+use std::path::{Path, PathBuf};
+
+/// Load every results document under each path (directories, sub-directories, results.json).
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<load::Source>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend(load::load(p).map_err(Error)?);
+    }
+    Ok(out)
+}
+
+/// Build the report of `inputs` into `out` (an HTML file); returns its size in bytes.
+pub fn write_report(inputs: &[PathBuf], out: &Path, opts: &html::Options) -> Result<usize, Error> {
+    let sources = load_all(inputs)?;
+    let page = html::render(&sources, opts);
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    std::fs::write(out, &page).map_err(|e| Error(format!("cannot write {}: {e}", out.display())))?;
+    Ok(page.len())
+}
+
+/// Compare the results under `a` and `b`.
+pub fn compare_paths(a: &Path, b: &Path) -> Result<compare::Comparison, Error> {
+    let da: Vec<_> = load::load(a).map_err(Error)?.into_iter().map(|s| s.doc).collect();
+    let db: Vec<_> = load::load(b).map_err(Error)?.into_iter().map(|s| s.doc).collect();
+    Ok(compare::compare(&da, &db, &a.display().to_string(), &b.display().to_string()))
+}
