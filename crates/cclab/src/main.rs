@@ -267,7 +267,7 @@ fn cmd_compare(a: CompareArgs) -> Result<(), Error> {
         print!("{}", compare::render_text(&c));
     }
     if c.pairs.is_empty() {
-        return Err(Error(format!("{} and {} share no runs (same scenario name and params)", a.a.display(), a.b.display())));
+        return Err(Error::new(format!("{} and {} share no runs (same scenario name and params)", a.a.display(), a.b.display())));
     }
     Ok(())
 }
