@@ -72,6 +72,9 @@ impl<T: WireLen> Bottleneck<T> {
     }
 
     /// Offer a packet at `now`. Returns it back if the buffer is full (drop-tail).
+    ///
+    /// Callers should first take out every packet due to leave by `now` ([`Self::dequeue`]),
+    /// so the buffer check sees the true backlog; the simulator's event order guarantees it.
     pub fn enqueue(&mut self, now: Nanos, pkt: T) -> Result<(), T> {
         if self.in_service.is_none() {
             self.start(now, pkt, now);
@@ -109,10 +112,11 @@ impl<T: WireLen> Bottleneck<T> {
         self.counters.forwarded_bytes += pkt.wire_len() as u64;
         if let Some((next, next_enq)) = self.queue.pop_front() {
             self.backlog -= next.wire_len() as u64;
-            // Back-to-back: the next transmission starts when this one ended.
-            self.start(done, next, next_enq);
+            // Back-to-back: the next transmission starts when this one ended (or when it
+            // arrived, if a caller enqueued it after the link had already gone idle).
+            self.start(done.max(next_enq), next, next_enq);
         }
-        let queue_delay = start - enq;
+        let queue_delay = start.saturating_sub(enq);
         Some(Departed { pkt, queue_delay })
     }
 }
@@ -121,6 +125,7 @@ impl<T: WireLen> Bottleneck<T> {
 mod tests {
     use super::*;
 
+    #[derive(Debug)]
     struct P(u32);
     impl WireLen for P {
         fn wire_len(&self) -> u32 {
@@ -165,5 +170,18 @@ mod tests {
         }
         let expect = n as f64 * 1500.0 * 8.0 / 7e6 * 1e9;
         assert!((last as f64 - expect).abs() < 2.0, "{last} vs {expect}");
+    }
+
+    #[test]
+    fn late_dequeue_is_safe() {
+        // A caller that enqueues after the packet on the wire finished, before dequeuing it.
+        let mut b = Bottleneck::new(12e6, 10_000);
+        b.enqueue(0, P(1500)).unwrap();
+        b.enqueue(5_000_000, P(1500)).unwrap();
+        let d = b.dequeue(5_000_000).unwrap();
+        assert_eq!(d.queue_delay, 0);
+        // The second packet starts when it arrived, not when the first finished.
+        assert_eq!(b.next_departure(), Some(6_000_000));
+        assert_eq!(b.dequeue(6_000_000).unwrap().queue_delay, 0);
     }
 }
