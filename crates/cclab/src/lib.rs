@@ -5,9 +5,11 @@
 //!   point on a backend (in parallel), and collect one [`cclab_results::ResultsDoc`] per file.
 //! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
 //! - [`bench`]: simulator speed benchmarks (`cclab bench`).
+//! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
 pub mod bench;
+pub mod calibrate;
 pub mod reference;
 pub mod runner;
 pub mod reports;

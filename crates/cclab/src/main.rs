@@ -39,6 +39,8 @@ enum Cmd {
     Compare(CompareArgs),
     /// Measure simulator speed on the reference workloads (simulated packets per wall second)
     Bench(BenchArgs),
+    /// Run the calibration matrix on sim and kernel and report the simulator's error (docs/fidelity.md)
+    Calibrate(CalArgs),
     /// Show what this machine supports for the kernel backend (controllers, netem, fq, TUN, BPF, root)
     Doctor(JsonArg),
     /// Manage the kernel backend's lab (network namespaces)
@@ -52,6 +54,28 @@ enum Cmd {
 enum LabCmd {
     /// Remove every namespace, link and process a killed kernel run left behind (cclab-* names)
     Clean(JsonArg),
+}
+
+#[derive(Args)]
+struct CalArgs {
+    /// Directory of calibration scenarios
+    #[arg(long, default_value = cclab::calibrate::DEFAULT_DIR, value_name = "DIR")]
+    dir: PathBuf,
+    /// Kernel runs per point (consecutive seeds); the acceptance targets assume >= 3
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    repeat: u32,
+    /// Run only the simulator side (checks the matrix; compares nothing)
+    #[arg(long)]
+    sim_only: bool,
+    /// Write calibration.json, calibration.md and the raw results documents into DIR
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the calibration as JSON
+    #[arg(long)]
+    json: bool,
+    /// No progress messages on stderr
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -137,6 +161,7 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => cmd_compare(a),
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Doctor(a) => cmd_doctor(a),
+        Cmd::Calibrate(a) => cmd_calibrate(a),
         Cmd::Lab { cmd: LabCmd::Clean(a) } => cmd_lab_clean(a),
     };
     match res {
@@ -317,6 +342,32 @@ fn cmd_lab_clean(a: JsonArg) -> Result<(), Error> {
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
         println!("{report}");
+    }
+    Ok(())
+}
+
+fn cmd_calibrate(a: CalArgs) -> Result<(), Error> {
+    if a.repeat == 0 {
+        return Err(Error::new("--repeat must be at least 1"));
+    }
+    if let Some(dir) = &a.out {
+        prepare_dir(dir)?;
+    }
+    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, progress: !a.quiet };
+    let (cal, sim_docs, kernel_docs) = cclab::calibrate::run(&opts)?;
+    if let Some(dir) = &a.out {
+        write_file(&dir.join("calibration.json"), &serde_json::to_string_pretty(&cal).expect("json"))?;
+        write_file(&dir.join("calibration.md"), &cclab::calibrate::markdown(&cal))?;
+        for (kind, docs) in [("sim", &sim_docs), ("kernel", &kernel_docs)] {
+            for d in docs.iter() {
+                write_file(&dir.join(format!("{kind}-{}.json", d.scenario)), &export::json(d))?;
+            }
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&cal).expect("json"));
+    } else {
+        print!("{}", cclab::calibrate::text(&cal));
     }
     Ok(())
 }

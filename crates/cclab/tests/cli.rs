@@ -117,3 +117,21 @@ fn bad_input_gets_one_line() {
     one_line_error(&["run", "/nonexistent/file.toml"], None, &["/nonexistent/file.toml"]);
     one_line_error(&["run", "--backend", "warp"], Some(SMALL), &["warp"]);
 }
+
+#[test]
+fn calibrate_sim_only_covers_the_matrix() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/calibration");
+    let d = tmpdir("cal");
+    let out = cclab().args(["calibrate", "--sim-only", "-q", "--dir", root, "--out"]).arg(&d).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("calibration.json")).unwrap()).unwrap();
+    let points = v["points"].as_array().unwrap();
+    // At least 24 matrix points (two-flow points contribute two rows).
+    let mut runs: Vec<String> = points.iter().map(|p| format!("{}|{}", p["scenario"], p["params"])).collect();
+    runs.dedup();
+    assert!(runs.len() >= 24, "{} points", runs.len());
+    for cc in ["reno", "cubic", "bbr"] {
+        assert!(points.iter().any(|p| p["cc"] == cc));
+    }
+    assert!(std::fs::read_to_string(d.join("calibration.md")).unwrap().contains("| scenario | params |"));
+}
