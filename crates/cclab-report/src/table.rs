@@ -1,7 +1,7 @@
 //! The terminal table.
 
 use crate::units;
-use cclab_results::ResultsDoc;
+use cclab_results::{FlowResult, ResultsDoc, RunResult};
 
 /// Column-aligned text table.
 struct Grid {
@@ -37,7 +37,56 @@ impl Grid {
     }
 }
 
+/// Runs with the same params (the seeds of one matrix point under `--repeat`), in order.
+fn groups(doc: &ResultsDoc) -> Vec<Vec<&RunResult>> {
+    let mut out: Vec<Vec<&RunResult>> = Vec::new();
+    for r in &doc.runs {
+        match out.last_mut() {
+            Some(g) if g[0].params == r.params && g[0].flows.len() == r.flows.len() => g.push(r),
+            _ => out.push(vec![r]),
+        }
+    }
+    out
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// One value, or `median [min-max]` over seeds.
+fn agg(mut v: Vec<f64>, fmt: impl Fn(f64) -> String) -> String {
+    if v.len() == 1 {
+        return fmt(v[0]);
+    }
+    let m = median(&mut v);
+    let (ms, lo, hi) = (fmt(m), fmt(v[0]), fmt(v[v.len() - 1]));
+    // "153 Mbit/s [150-172]": the range without its unit when all three share it.
+    let split = |x: &str| -> (String, String) {
+        if let Some(n) = x.strip_suffix('%') {
+            return (n.to_string(), "%".into());
+        }
+        match x.rsplit_once(' ') {
+            Some((n, u)) => (n.to_string(), u.to_string()),
+            None => (x.to_string(), String::new()),
+        }
+    };
+    let ((_, um), (nl, ul), (nh, uh)) = (split(&ms), split(&lo), split(&hi));
+    if um == ul && um == uh {
+        format!("{ms} [{nl}-{nh}]")
+    } else {
+        format!("{ms} [{lo}-{hi}]")
+    }
+}
+
 /// Render one results document. `title` is printed above (scenario name, file, description).
+/// Runs of one matrix point with several seeds (`--repeat`) are folded into one row per flow
+/// showing the median and the [min-max] range.
 pub fn render(doc: &ResultsDoc, title: &str) -> String {
     let mut out = String::new();
     out.push_str(title);
@@ -45,15 +94,12 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
     let param_keys: Vec<String> = doc.runs.first().map(|r| r.params.keys().cloned().collect()).unwrap_or_default();
     let has_ref = doc.runs.iter().any(|r| r.reference.as_ref().is_some_and(|v| v.get("goodput_bps").is_some()));
     let has_fct = doc.runs.iter().any(|r| r.flows.iter().any(|f| f.size_bytes.is_some()));
-    let multi_seed = {
-        let mut seeds: Vec<u64> = doc.runs.iter().map(|r| r.seed).collect();
-        seeds.dedup();
-        seeds.len() > 1
-    };
+    let groups = groups(doc);
+    let multi_seed = groups.iter().any(|g| g.len() > 1);
     let mut header = vec!["#".to_string()];
     header.extend(param_keys.iter().cloned());
     if multi_seed {
-        header.push("seed".into());
+        header.push("seeds".into());
     }
     header.extend(["flow", "cc", "goodput"].map(String::from));
     if has_ref {
@@ -78,19 +124,21 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
     }
     let mut grid = Grid { rows: vec![header], right };
     let mut link_lines = Vec::new();
-    for (i, run) in doc.runs.iter().enumerate() {
+    for (i, g) in groups.iter().enumerate() {
+        let run = g[0];
         for (j, f) in run.flows.iter().enumerate() {
             let first = j == 0;
+            let col = |pick: &dyn Fn(&FlowResult) -> f64| -> Vec<f64> { g.iter().map(|r| pick(&r.flows[j])).collect() };
             let mut row = vec![if first { (i + 1).to_string() } else { String::new() }];
             for k in &param_keys {
                 row.push(if first { run.params.get(k).map(|v| units::param(k, v)).unwrap_or_default() } else { String::new() });
             }
             if multi_seed {
-                row.push(if first { run.seed.to_string() } else { String::new() });
+                row.push(if first { g.len().to_string() } else { String::new() });
             }
             row.push(f.id.to_string());
             row.push(f.cc.clone());
-            row.push(units::rate(f.goodput_bps));
+            row.push(agg(col(&|f| f.goodput_bps), units::rate));
             if has_ref {
                 let cell = run
                     .reference
@@ -98,35 +146,43 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
                     .and_then(|r| {
                         let bps = r.get("goodput_bps")?.as_f64()?;
                         let unit = r.get("unit").and_then(|u| u.as_str()).unwrap_or("Mbit/s");
-                        let cc_ok = r.get("flows.cc").and_then(|c| c.as_str()).is_none_or(|c| c == f.cc);
-                        (first || run.flows.len() == 1 || cc_ok).then(|| {
-                            let own = units::rate_in(bps, unit);
-                            let bits = units::rate(bps);
-                            if own.ends_with("bit/s") { own } else { format!("{bits} ({own})") }
-                        })
+                        let own = units::rate_in(bps, unit);
+                        let bits = units::rate(bps);
+                        Some(if own.ends_with("bit/s") { own } else { format!("{bits} ({own})") })
                     })
                     .filter(|_| first)
                     .unwrap_or_default();
                 row.push(cell);
             }
-            row.push(format!("{} ({})", f.retransmits, units::pct(f.retrans_ratio)));
-            row.push(units::ms(f.rtt_ms.p50));
-            row.push(units::ms(f.rtt_ms.p99));
+            if g.len() == 1 {
+                row.push(format!("{} ({})", f.retransmits, units::pct(f.retrans_ratio)));
+            } else {
+                row.push(agg(col(&|f| f.retrans_ratio), units::pct));
+            }
+            row.push(agg(col(&|f| f.rtt_ms.p50), units::ms));
+            row.push(agg(col(&|f| f.rtt_ms.p99), units::ms));
             if has_fct {
-                row.push(f.fct_s.map(units::secs).unwrap_or_else(|| "-".into()));
+                let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
+                row.push(if fcts.is_empty() { "-".into() } else { agg(fcts, units::secs) });
             }
             grid.rows.push(row);
         }
-        let l = &run.link;
+        let util: Vec<f64> = g.iter().map(|r| r.link.utilization).collect();
+        let qp50: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p50).collect();
+        let qp99: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p99).collect();
+        let jain: Vec<f64> = g.iter().map(|r| r.jain).collect();
+        let drops_b: u64 = g.iter().map(|r| r.link.drops_buffer).sum::<u64>() / g.len() as u64;
+        let drops_r: u64 = g.iter().map(|r| r.link.drops_random).sum::<u64>() / g.len() as u64;
         link_lines.push(format!(
-            "#{}: link {} used, drops {} buffer / {} random, queue delay p50 {} p99 {}, jain {:.3}",
+            "#{}: link {} used, drops {} buffer / {} random{}, queue delay p50 {} p99 {}, jain {}",
             i + 1,
-            units::pct(l.utilization),
-            l.drops_buffer,
-            l.drops_random,
-            units::ms(l.queue_delay_ms.p50),
-            units::ms(l.queue_delay_ms.p99),
-            run.jain
+            agg(util, units::pct),
+            drops_b,
+            drops_r,
+            if g.len() > 1 { " (mean)" } else { "" },
+            agg(qp50, units::ms),
+            agg(qp99, units::ms),
+            agg(jain, |x| format!("{x:.3}"))
         ));
     }
     grid.render(&mut out, "  ");
@@ -137,4 +193,48 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_results::{LinkResult, Percentiles};
+
+    fn run(seed: u64, loss: f64, goodput: f64) -> RunResult {
+        let mut params = serde_json::Map::new();
+        params.insert("link.loss".into(), serde_json::json!(loss));
+        RunResult {
+            params,
+            seed,
+            duration_s: 1.0,
+            flows: vec![FlowResult {
+                cc: "bbr".into(),
+                goodput_bps: goodput,
+                rtt_ms: Percentiles { min: 1.0, p50: 2.0, p95: 3.0, p99: 4.0 },
+                ..Default::default()
+            }],
+            link: LinkResult::default(),
+            jain: 1.0,
+            reference: None,
+            series: None,
+        }
+    }
+
+    #[test]
+    fn repeats_fold_into_median_and_range() {
+        let doc = ResultsDoc {
+            cclab: "t".into(),
+            scenario: "s".into(),
+            backend: "sim".into(),
+            runs: vec![run(1, 0.0, 10e6), run(2, 0.0, 30e6), run(3, 0.0, 20e6), run(1, 0.01, 5e6), run(2, 0.01, 7e6), run(3, 0.01, 6e6)],
+        };
+        let t = render(&doc, "title");
+        assert!(t.contains("seeds"), "{t}");
+        assert!(t.contains("20.0 Mbit/s [10.0-30.0]"), "{t}");
+        assert!(t.contains("6.00 Mbit/s [5.00-7.00]"), "{t}");
+        assert_eq!(t.lines().filter(|l| l.contains("bbr")).count(), 2, "{t}");
+        // A single seed prints plain values.
+        let single = ResultsDoc { runs: vec![run(1, 0.0, 10e6)], ..doc };
+        assert!(!render(&single, "t").contains('['));
+    }
 }
