@@ -50,9 +50,9 @@ pub mod sys;
 mod topo;
 pub mod traffic;
 
-pub use bench::{element_capacity, idle_rtt, CapacityPoint};
+pub use bench::{capacity_sweep, element_capacity, idle_rtt, sweep_rates, Capacity, CapacityPoint, ACCURATE_P99_US};
 pub use doctor::{doctor, DoctorReport, Feature};
-pub use element::{ElementStats, ElementTiming};
+pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};
 
 use cclab_results::{
@@ -79,6 +79,26 @@ pub struct KernelOptions {
     pub realtime: bool,
     /// Leave the namespaces in place after the run (debugging; `clean_stale` removes them).
     pub keep_namespaces: bool,
+    /// How packets cross the element; `None` picks [`auto_mode`] from the link rate.
+    pub mode: Option<ElementMode>,
+    /// Give the element a CPU of its own and keep the sender and receiver threads on the
+    /// others (on by default; without it the scheduler's time slices make the element
+    /// release packets milliseconds late at p99).
+    pub pin: bool,
+}
+
+/// Link rate from which [`auto_mode`] picks [`ElementMode::Gso`], bit/s.
+pub const GSO_FROM_BPS: f64 = 200e6;
+
+/// The element mode for a link of `rate_bps`: per-segment packets up to [`GSO_FROM_BPS`]
+/// (exact per-packet serialisation, enough capacity), GSO super-packets above (the only
+/// way the element keeps up; loss stays per segment, see [`ElementMode::Gso`]).
+pub fn auto_mode(rate_bps: f64) -> ElementMode {
+    if rate_bps > GSO_FROM_BPS {
+        ElementMode::Gso
+    } else {
+        ElementMode::Segments
+    }
 }
 
 impl Default for KernelOptions {
@@ -90,6 +110,8 @@ impl Default for KernelOptions {
             connect_timeout_ns: 10_000_000_000,
             realtime: false,
             keep_namespaces: false,
+            mode: None,
+            pin: true,
         }
     }
 }
@@ -263,12 +285,16 @@ pub fn run_scenario_detailed(
         flow_group: plans.iter().map(|p| p.group).collect(),
         timing: opts.timing,
         realtime: opts.realtime,
+        mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
+        pin: opts.pin,
     };
+    let pin = opts.pin;
+    let mode = el_cfg.mode;
     let (tx, rx) = std::sync::mpsc::channel();
     let rtr = topo.rtr.clone();
     let els = el_shared.clone();
     threads.element = Some(std::thread::spawn(move || {
-        let tun = sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN));
+        let tun = sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode));
         match tun {
             Ok(t) => {
                 let _ = tx.send(Ok(()));
@@ -296,6 +322,9 @@ pub fn run_scenario_detailed(
     let groups = sc.flows.len();
     let rcvbuf = plans.iter().map(|p| p.sockbuf).max().unwrap_or(4 << 20);
     threads.receiver = Some(std::thread::spawn(move || {
+        if pin {
+            sys::place(false);
+        }
         let ls = sys::enter_netns(&rcv).and_then(|_| traffic::listen(groups, rcvbuf));
         match ls {
             Ok(ls) => {
@@ -324,6 +353,9 @@ pub fn run_scenario_detailed(
     let snd = topo.snd.clone();
     let (s3, e3) = (sh.clone(), el_shared.clone());
     let sender = std::thread::spawn(move || {
+        if pin {
+            sys::place(false);
+        }
         sys::enter_netns(&snd).map_err(|e| KernelError::Setup(format!("entering {snd}: {e}")))?;
         let out = traffic::send(send_cfg, s3, e3)?;
         Ok::<_, KernelError>(out)
@@ -432,11 +464,21 @@ fn build_result(
                 } else {
                     0.0
                 },
-                rtt_ms: Percentiles {
-                    min: ms(min_rtt),
-                    p50: ms(fo.rtt.quantile(0.5)),
-                    p95: ms(fo.rtt.quantile(0.95)),
-                    p99: ms(fo.rtt.quantile(0.99)),
+                rtt_ms: match el.flow_rtt.get(i).filter(|h| h.count() > 0) {
+                    // Per-ACK samples taken by the element, as the simulator records them.
+                    Some(h) => Percentiles {
+                        min: ms(h.min()),
+                        p50: ms(h.quantile(0.5)),
+                        p95: ms(h.quantile(0.95)),
+                        p99: ms(h.quantile(0.99)),
+                    },
+                    // No sample (e.g. no ACK got through): the sender's smoothed RTT.
+                    None => Percentiles {
+                        min: ms(min_rtt),
+                        p50: ms(fo.rtt.quantile(0.5)),
+                        p95: ms(fo.rtt.quantile(0.95)),
+                        p99: ms(fo.rtt.quantile(0.99)),
+                    },
                 },
                 fct_s: completed_rel.map(|c| c.saturating_sub(p.start_ns) as f64 / 1e9),
                 size_bytes: p.size,
