@@ -441,3 +441,187 @@ pub fn capacity_sweep(
     let pts = element_capacity(one_way_delay_ns, &sweep_rates(mode), secs, timing, mode)?;
     Ok(Capacity::from_points(mode, one_way_delay_ns, pts))
 }
+
+/// One point of the TCP (GSO) capacity benchmark: one TCP flow (CUBIC), its rate capped by
+/// `SO_MAX_PACING_RATE` at `rate_bps` (IP bytes), through an element of mode `mode` with
+/// round-trip delay `rtt_ns`, an unlimited bottleneck and no random loss, for `secs`. The
+/// sender hands GSO super-packets to its veth as Linux does; in GSO mode they cross the
+/// element whole. "Loss" is what TCP had to retransmit (the element dropped nothing on
+/// purpose); the rate is what arrived after the first second (slow start excluded).
+pub fn tcp_capacity_point(
+    mode: ElementMode,
+    rtt_ns: u64,
+    rate_bps: f64,
+    secs: f64,
+    timing: ElementTiming,
+) -> Result<CapacityPoint, KernelError> {
+    crate::check_privileges()?;
+    let _signals = sys::SignalGuard::install();
+    let topo = topo::Topology::create(&topo::TopoConfig { mtu: PKT as u32, group_init_cwnd: vec![10] })?;
+    let el_shared = Arc::new(ElementShared::new());
+    let cfg = element::ElementConfig {
+        rate_bps: 1e12,
+        buffer_bytes: 1 << 30,
+        loss: 0.0,
+        ack_loss: 0.0,
+        seed: 1,
+        rtt_ns,
+        group_extra_ns: vec![0],
+        flow_group: vec![0],
+        timing,
+        realtime: false,
+        mode,
+        pin: true,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (rtr, els) = (topo.rtr.clone(), el_shared.clone());
+    let el = std::thread::spawn(move || match sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode)) {
+        Ok(t) => {
+            let _ = tx.send(Ok(()));
+            element::run(t, cfg, els)
+        }
+        Err(e) => {
+            let _ = tx.send(Err(e));
+            Ok(Default::default())
+        }
+    });
+    let res = (|| -> Result<(u64, u64, f64, u64, u64), KernelError> {
+        rx.recv()
+            .unwrap_or(Err(std::io::Error::other("element died")))
+            .map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
+        topo.route_through_tun(PKT as u32)?;
+        el_shared.count_from.store(0, Ordering::SeqCst);
+        let bdp = (rate_bps / 8.0 * rtt_ns as f64 / 1e9) as i32;
+        let buf = (4 * bdp).clamp(8 << 20, 512 << 20);
+        let l = sys::in_netns(&topo.rcv, move || {
+            let s = sys::new_socket(libc::SOCK_STREAM)?;
+            sys::setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+            sys::setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buf)?;
+            sys::bind(s.as_raw_fd(), addr::receiver(0), addr::RECEIVER_PORT)?;
+            if unsafe { libc::listen(s.as_raw_fd(), 16) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(s)
+        })
+        .map_err(|e| KernelError::Io(format!("listen: {e}")))?;
+        let got = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g2, s2, rcv) = (got.clone(), stop.clone(), topo.rcv.clone());
+        let receiver = std::thread::spawn(move || -> std::io::Result<()> {
+            sys::place(false);
+            sys::enter_netns(&rcv)?;
+            while !s2.load(Ordering::Relaxed) {
+                if sys::wait_readable(l.as_raw_fd(), Some(10_000_000))? {
+                    break;
+                }
+            }
+            let c = unsafe { libc::accept(l.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut()) };
+            if c < 0 {
+                return Ok(());
+            }
+            let c = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(c) };
+            sys::set_nonblocking(c.as_raw_fd())?;
+            let mut b = vec![0u8; 1 << 20];
+            while !s2.load(Ordering::Relaxed) {
+                match sys::read_fd(c.as_raw_fd(), &mut b) {
+                    Ok(0) => break,
+                    Ok(k) => {
+                        g2.fetch_add(k as u64, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        sys::wait_readable(c.as_raw_fd(), Some(5_000_000))?;
+                    }
+                }
+            }
+            Ok(())
+        });
+        let (snd, g3) = (topo.snd.clone(), got.clone());
+        let sender = std::thread::spawn(move || -> std::io::Result<(u64, u64, f64, u64, u64)> {
+            sys::place(false);
+            sys::enter_netns(&snd)?;
+            let s = sys::new_socket(libc::SOCK_STREAM)?;
+            let fd = s.as_raw_fd();
+            sys::set_congestion(fd, "cubic")?;
+            sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buf)?;
+            let pace = (rate_bps / 8.0) as u64;
+            sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &pace.to_ne_bytes())?;
+            let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+            let lb = unsafe {
+                std::slice::from_raw_parts((&linger as *const libc::linger).cast::<u8>(), std::mem::size_of::<libc::linger>())
+            };
+            sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_LINGER, lb)?;
+            sys::connect(fd, addr::receiver(0), addr::RECEIVER_PORT)?;
+            sys::set_nonblocking(fd)?;
+            let zeros = vec![0u8; 1 << 20];
+            let start = sys::now_ns();
+            let dur = (secs * 1e9) as u64;
+            let (mut b1, mut t1) = (None, 0u64);
+            loop {
+                let now = sys::now_ns();
+                if now - start >= dur || sys::interrupted().is_some() {
+                    break;
+                }
+                if b1.is_none() && now - start >= 1_000_000_000 {
+                    b1 = Some(g3.load(Ordering::Relaxed));
+                    t1 = now;
+                }
+                match sys::write_fd(fd, &zeros) {
+                    Ok(_) => {}
+                    Err(_) => {
+                        let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                        unsafe { libc::poll(&mut p, 1, 5) };
+                    }
+                }
+            }
+            let end = sys::now_ns();
+            let b2 = g3.load(Ordering::Relaxed);
+            let (ti, _) = sys::tcp_info(fd)?;
+            let b1 = b1.unwrap_or(0);
+            let el = (end - t1.max(start)) as f64 / 1e9;
+            Ok((b2 - b1, ti.data_segs_out as u64, el, ti.total_retrans as u64, b2))
+        });
+        let r = sender.join().map_err(|_| KernelError::Io("sender panicked".into()))?;
+        stop.store(true, Ordering::SeqCst);
+        let _ = receiver.join();
+        r.map_err(|e| KernelError::Io(format!("bench sender: {e}")))
+    })();
+    el_shared.stop.store(true, Ordering::SeqCst);
+    let st = el.join();
+    let (bytes, segs, el_s, retx, _total) = res?;
+    let st = st
+        .map_err(|_| KernelError::Io("element panicked".into()))?
+        .map_err(|e| KernelError::Io(format!("element: {e}")))?;
+    // Payload to IP bytes: 1448 of every 1500.
+    let ip_bps = bytes as f64 * 8.0 / el_s * PKT as f64 / 1448.0;
+    Ok(CapacityPoint {
+        one_way_delay_ms: rtt_ns as f64 / 2e6,
+        offered_bps: rate_bps,
+        sent_bps: ip_bps,
+        sent_pkts: segs,
+        received_pkts: segs.saturating_sub(retx),
+        loss: if segs > 0 { retx as f64 / segs as f64 } else { 0.0 },
+        lateness_p50_us: st.lateness.quantile(0.5).unwrap_or(0) as f64 / 1e3,
+        lateness_p99_us: st.lateness.quantile(0.99).unwrap_or(0) as f64 / 1e3,
+        lateness_max_us: st.lateness.max().unwrap_or(0) as f64 / 1e3,
+        mode: mode.name().to_string(),
+        mean_read_bytes: if st.packets_read > 0 { st.forwarded_bytes as f64 / st.packets_read as f64 } else { 0.0 },
+    })
+}
+
+/// TCP capacity sweep of `mode` at round-trip delay `rtt_ns` (see [`tcp_capacity_point`]):
+/// stops after the first rate that is not sustained.
+pub fn tcp_capacity_sweep(mode: ElementMode, rtt_ns: u64, secs: f64, timing: ElementTiming) -> Result<Capacity, KernelError> {
+    let mut pts = Vec::new();
+    for rate in sweep_rates(mode) {
+        if sys::interrupted().is_some() {
+            break;
+        }
+        let p = tcp_capacity_point(mode, rtt_ns, rate, secs, timing)?;
+        let stop = p.loss > 0.01 || p.sent_bps < 0.95 * p.offered_bps;
+        pts.push(p);
+        if stop {
+            break;
+        }
+    }
+    Ok(Capacity::from_points(mode, rtt_ns / 2, pts))
+}

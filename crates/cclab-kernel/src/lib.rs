@@ -50,7 +50,7 @@ pub mod sys;
 mod topo;
 pub mod traffic;
 
-pub use bench::{capacity_sweep, element_capacity, idle_rtt, sweep_rates, Capacity, CapacityPoint, ACCURATE_P99_US};
+pub use bench::{capacity_sweep, tcp_capacity_point, tcp_capacity_sweep, element_capacity, idle_rtt, sweep_rates, Capacity, CapacityPoint, ACCURATE_P99_US};
 pub use doctor::{doctor, DoctorReport, Feature};
 pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};

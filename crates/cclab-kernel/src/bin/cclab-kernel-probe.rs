@@ -143,6 +143,24 @@ fn main() {
             }
             code
         }
+        "tcpbench" => {
+            let secs = arg(&args, "--secs", 4.0f64);
+            let m = mode(&args).unwrap_or(ElementMode::Gso);
+            let rtt = (arg(&args, "--rtt-ms", 50.0f64) * 1e6) as u64;
+            match tcp_capacity_sweep(m, rtt, secs, timing(&args)) {
+                Ok(c) => {
+                    for p in &c.points {
+                        println!("{}", serde_json::to_string(p).unwrap());
+                    }
+                    println!("{c}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            }
+        }
         "doctor" => {
             print!("{}", doctor());
             0
