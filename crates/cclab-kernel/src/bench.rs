@@ -323,6 +323,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
         topo.route_through_tun(PKT as u32)?;
         let rcv = topo.rcv.clone();
         let l = sys::in_netns(&rcv, || {
+            sys::place(false);
             let s = sys::new_socket(libc::SOCK_STREAM)?;
             sys::setsockopt_int(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
             sys::bind(s.as_raw_fd(), addr::receiver(0), addr::RECEIVER_PORT)?;
@@ -334,6 +335,8 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
         .map_err(|e| KernelError::Io(format!("listen: {e}")))?;
         let snd = topo.snd.clone();
         let samples = sys::in_netns(&snd, move || {
+            // Off the element's CPU: sharing it with the element's spinning costs ~1 ms.
+            sys::place(false);
             let mut v = Vec::new();
             for _ in 0..n {
                 if sys::interrupted().is_some() {
@@ -371,8 +374,12 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
 /// Offered rates of the capacity sweep of each mode, bit/s.
 pub fn sweep_rates(mode: ElementMode) -> Vec<f64> {
     let m: &[f64] = match mode {
-        ElementMode::Segments => &[100.0, 200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0, 1500.0, 2000.0],
-        ElementMode::Gso => &[1000.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 8000.0, 10000.0, 12000.0],
+        ElementMode::Segments => &[
+            100.0, 200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0, 1500.0, 2000.0,
+        ],
+        ElementMode::Gso => &[
+            1000.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0, 8000.0, 10000.0, 12000.0,
+        ],
     };
     m.iter().map(|x| x * 1e6).collect()
 }
@@ -395,7 +402,11 @@ pub struct Capacity {
 impl Capacity {
     fn from_points(mode: ElementMode, delay: u64, points: Vec<CapacityPoint>) -> Self {
         let ok = |p: &&CapacityPoint| p.loss <= 0.01 && p.sent_bps >= 0.95 * p.offered_bps;
-        let capacity_bps = points.iter().filter(ok).map(|p| p.offered_bps).fold(0.0, f64::max);
+        let capacity_bps = points
+            .iter()
+            .filter(ok)
+            .map(|p| p.offered_bps)
+            .fold(0.0, f64::max);
         let accurate_bps = points
             .iter()
             .filter(ok)
@@ -414,7 +425,10 @@ impl Capacity {
 
 impl std::fmt::Display for Capacity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let best = self.points.iter().filter(|p| p.offered_bps == self.capacity_bps).next();
+        let best = self
+            .points
+            .iter()
+            .find(|p| p.offered_bps == self.capacity_bps);
         write!(
             f,
             "element {:<8} {:>3.0} ms one-way: capacity {:>6.0} Mbit/s (<= 1% loss), delay-accurate (p99 lateness <= {:.0} us) to {:>6.0} Mbit/s",
@@ -425,7 +439,13 @@ impl std::fmt::Display for Capacity {
             self.accurate_bps / 1e6
         )?;
         if let Some(p) = best {
-            write!(f, "; at capacity: loss {:.2}%, lateness p50 {:.0} us p99 {:.0} us", p.loss * 100.0, p.lateness_p50_us, p.lateness_p99_us)?;
+            write!(
+                f,
+                "; at capacity: loss {:.2}%, lateness p50 {:.0} us p99 {:.0} us",
+                p.loss * 100.0,
+                p.lateness_p50_us,
+                p.lateness_p99_us
+            )?;
         }
         Ok(())
     }
@@ -457,7 +477,10 @@ pub fn tcp_capacity_point(
 ) -> Result<CapacityPoint, KernelError> {
     crate::check_privileges()?;
     let _signals = sys::SignalGuard::install();
-    let topo = topo::Topology::create(&topo::TopoConfig { mtu: PKT as u32, group_init_cwnd: vec![10] })?;
+    let topo = topo::Topology::create(&topo::TopoConfig {
+        mtu: PKT as u32,
+        group_init_cwnd: vec![10],
+    })?;
     let el_shared = Arc::new(ElementShared::new());
     let cfg = element::ElementConfig {
         rate_bps: 1e12,
@@ -475,14 +498,16 @@ pub fn tcp_capacity_point(
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let (rtr, els) = (topo.rtr.clone(), el_shared.clone());
-    let el = std::thread::spawn(move || match sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode)) {
-        Ok(t) => {
-            let _ = tx.send(Ok(()));
-            element::run(t, cfg, els)
-        }
-        Err(e) => {
-            let _ = tx.send(Err(e));
-            Ok(Default::default())
+    let el = std::thread::spawn(move || {
+        match sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode)) {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                element::run(t, cfg, els)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(Default::default())
+            }
         }
     });
     let res = (|| -> Result<(u64, u64, f64, u64, u64), KernelError> {
@@ -515,7 +540,8 @@ pub fn tcp_capacity_point(
                     break;
                 }
             }
-            let c = unsafe { libc::accept(l.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut()) };
+            let c =
+                unsafe { libc::accept(l.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut()) };
             if c < 0 {
                 return Ok(());
             }
@@ -544,10 +570,21 @@ pub fn tcp_capacity_point(
             sys::set_congestion(fd, "cubic")?;
             sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, buf)?;
             let pace = (rate_bps / 8.0) as u64;
-            sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &pace.to_ne_bytes())?;
-            let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+            sys::setsockopt_raw(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_MAX_PACING_RATE,
+                &pace.to_ne_bytes(),
+            )?;
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
             let lb = unsafe {
-                std::slice::from_raw_parts((&linger as *const libc::linger).cast::<u8>(), std::mem::size_of::<libc::linger>())
+                std::slice::from_raw_parts(
+                    (&linger as *const libc::linger).cast::<u8>(),
+                    std::mem::size_of::<libc::linger>(),
+                )
             };
             sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_LINGER, lb)?;
             sys::connect(fd, addr::receiver(0), addr::RECEIVER_PORT)?;
@@ -568,7 +605,11 @@ pub fn tcp_capacity_point(
                 match sys::write_fd(fd, &zeros) {
                     Ok(_) => {}
                     Err(_) => {
-                        let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+                        let mut p = libc::pollfd {
+                            fd,
+                            events: libc::POLLOUT,
+                            revents: 0,
+                        };
                         unsafe { libc::poll(&mut p, 1, 5) };
                     }
                 }
@@ -578,9 +619,17 @@ pub fn tcp_capacity_point(
             let (ti, _) = sys::tcp_info(fd)?;
             let b1 = b1.unwrap_or(0);
             let el = (end - t1.max(start)) as f64 / 1e9;
-            Ok((b2 - b1, ti.data_segs_out as u64, el, ti.total_retrans as u64, b2))
+            Ok((
+                b2 - b1,
+                ti.data_segs_out as u64,
+                el,
+                ti.total_retrans as u64,
+                b2,
+            ))
         });
-        let r = sender.join().map_err(|_| KernelError::Io("sender panicked".into()))?;
+        let r = sender
+            .join()
+            .map_err(|_| KernelError::Io("sender panicked".into()))?;
         stop.store(true, Ordering::SeqCst);
         let _ = receiver.join();
         r.map_err(|e| KernelError::Io(format!("bench sender: {e}")))
@@ -599,18 +648,31 @@ pub fn tcp_capacity_point(
         sent_bps: ip_bps,
         sent_pkts: segs,
         received_pkts: segs.saturating_sub(retx),
-        loss: if segs > 0 { retx as f64 / segs as f64 } else { 0.0 },
+        loss: if segs > 0 {
+            retx as f64 / segs as f64
+        } else {
+            0.0
+        },
         lateness_p50_us: st.lateness.quantile(0.5).unwrap_or(0) as f64 / 1e3,
         lateness_p99_us: st.lateness.quantile(0.99).unwrap_or(0) as f64 / 1e3,
         lateness_max_us: st.lateness.max().unwrap_or(0) as f64 / 1e3,
         mode: mode.name().to_string(),
-        mean_read_bytes: if st.packets_read > 0 { st.forwarded_bytes as f64 / st.packets_read as f64 } else { 0.0 },
+        mean_read_bytes: if st.packets_read > 0 {
+            st.forwarded_bytes as f64 / st.packets_read as f64
+        } else {
+            0.0
+        },
     })
 }
 
 /// TCP capacity sweep of `mode` at round-trip delay `rtt_ns` (see [`tcp_capacity_point`]):
 /// stops after the first rate that is not sustained.
-pub fn tcp_capacity_sweep(mode: ElementMode, rtt_ns: u64, secs: f64, timing: ElementTiming) -> Result<Capacity, KernelError> {
+pub fn tcp_capacity_sweep(
+    mode: ElementMode,
+    rtt_ns: u64,
+    secs: f64,
+    timing: ElementTiming,
+) -> Result<Capacity, KernelError> {
     let mut pts = Vec::new();
     for rate in sweep_rates(mode) {
         if sys::interrupted().is_some() {

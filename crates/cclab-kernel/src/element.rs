@@ -195,7 +195,13 @@ impl RttTrack {
                 if self.q.len() >= 1 << 20 {
                     self.q.pop_front();
                 }
-                self.q.push_back(Sent { start: st, end, t: now, sacked: false, retx: false });
+                self.q.push_back(Sent {
+                    start: st,
+                    end,
+                    t: now,
+                    sacked: false,
+                    retx: false,
+                });
                 self.max_end = Some(end);
             }
         }
@@ -269,7 +275,17 @@ fn csum_fold(mut sum: u64) -> u16 {
 /// fixed (total length, IP id + i, sequence number, CWR only on the first, PSH/FIN only on
 /// the last, both checksums computed in full), payload `[i*mss, (i+1)*mss)`. Appended to
 /// `out` after `vnet` zero bytes (a vnet header without offload requests).
-fn tcp_segment(raw: &[u8], ihl: usize, doff: usize, mss: usize, i: usize, segs: usize, vnet: usize, out: &mut Vec<u8>) {
+#[allow(clippy::too_many_arguments)]
+fn tcp_segment(
+    raw: &[u8],
+    ihl: usize,
+    doff: usize,
+    mss: usize,
+    i: usize,
+    segs: usize,
+    vnet: usize,
+    out: &mut Vec<u8>,
+) {
     let hl = ihl + doff;
     let total = raw.len() - hl;
     let s = i * mss;
@@ -435,7 +451,9 @@ impl El<'_> {
         let ngroups = self.cfg.group_extra_ns.len();
         let raw = &b[self.vnet..];
         let p = parse(raw, nflows);
-        let line = p.flow.map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
+        let line = p
+            .flow
+            .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
         match p.dir {
             Dir::Data => {
                 let is_data = !p.tcp || (p.payload > 0 && !p.control);
@@ -450,7 +468,11 @@ impl El<'_> {
                     }
                 }
                 let hl = (p.ihl + p.doff) as u32;
-                let wire = if p.tcp { p.payload + segs as u32 * hl } else { raw.len() as u32 };
+                let wire = if p.tcp {
+                    p.payload + segs as u32 * hl
+                } else {
+                    raw.len() as u32
+                };
                 if is_data {
                     if counting {
                         self.st.data_pkts_in += segs as u64;
@@ -468,7 +490,9 @@ impl El<'_> {
                     if let Some(f) = p.flow {
                         for i in 0..segs {
                             let s = p.seq.wrapping_add((i * mss) as u32);
-                            let e = p.seq.wrapping_add(((i + 1) * mss).min(p.payload as usize) as u32);
+                            let e = p
+                                .seq
+                                .wrapping_add(((i + 1) * mss).min(p.payload as usize) as u32);
                             self.rtt[f as usize].on_data(s, e, now);
                         }
                     }
@@ -491,7 +515,13 @@ impl El<'_> {
                                 tcp_segment(raw, p.ihl, p.doff, mss, i, segs, self.vnet, &mut d);
                                 let pl = (d.len() - self.vnet) as u32 - hl;
                                 let w = (d.len() - self.vnet) as u32;
-                                let pkt = Pkt { data: d, flow: p.flow, payload: pl, line, wire: w };
+                                let pkt = Pkt {
+                                    data: d,
+                                    flow: p.flow,
+                                    payload: pl,
+                                    line,
+                                    wire: w,
+                                };
                                 if let Err(pk) = self.bn.enqueue(now, pkt) {
                                     self.recycle(pk.data);
                                 }
@@ -506,7 +536,13 @@ impl El<'_> {
                 }
                 let mut d = self.buf();
                 d.extend_from_slice(b);
-                let pkt = Pkt { data: d, flow: p.flow, payload: p.payload, line, wire };
+                let pkt = Pkt {
+                    data: d,
+                    flow: p.flow,
+                    payload: p.payload,
+                    line,
+                    wire,
+                };
                 if let Err(pk) = self.bn.enqueue(now, pkt) {
                     self.recycle(pk.data);
                 }
@@ -532,7 +568,16 @@ impl El<'_> {
                 let mut d = self.buf();
                 d.extend_from_slice(b);
                 let wire = raw.len() as u32;
-                self.rev[line].push(now, Pkt { data: d, flow: p.flow, payload: 0, line, wire });
+                self.rev[line].push(
+                    now,
+                    Pkt {
+                        data: d,
+                        flow: p.flow,
+                        payload: 0,
+                        line,
+                        wire,
+                    },
+                );
             }
         }
     }
@@ -568,7 +613,11 @@ impl El<'_> {
     fn release(&mut self, now: u64, counting: bool) {
         for k in 0..self.fwd.len() + self.rev.len() {
             loop {
-                let line = if k < self.fwd.len() { &mut self.fwd[k] } else { &mut self.rev[k - self.fwd.len()] };
+                let line = if k < self.fwd.len() {
+                    &mut self.fwd[k]
+                } else {
+                    &mut self.rev[k - self.fwd.len()]
+                };
                 let Some(due) = line.next_due() else { break };
                 if due > now {
                     break;
@@ -626,7 +675,11 @@ pub fn run(
     let mut el = El {
         cfg: &cfg,
         fd,
-        vnet: if cfg.mode == ElementMode::Gso { sys::VNET_HDR_LEN } else { 0 },
+        vnet: if cfg.mode == ElementMode::Gso {
+            sys::VNET_HDR_LEN
+        } else {
+            0
+        },
         fwd,
         rev,
         rev_delay,
@@ -694,7 +747,9 @@ pub fn run(
             final_counters = Some(el.bn.counters().clone());
         }
         el.drain(now, counting);
-        shared.backlog.store(el.bn.backlog_bytes(), Ordering::Relaxed);
+        shared
+            .backlog
+            .store(el.bn.backlog_bytes(), Ordering::Relaxed);
         // 3. Release what is due.
         el.release(now, counting);
         // 4. Wait for the next event.
@@ -755,6 +810,70 @@ mod tests {
         p[32] = 8 << 4; // 32-byte header (timestamps)
         p[33] = flags;
         p
+    }
+
+    #[test]
+    fn splits_a_gso_super_packet_into_valid_segments() {
+        // 3 segments of mss 1000 (last one 500 bytes), PSH|ACK|CWR on the super-packet.
+        let mut p = tcp(
+            addr::SENDER,
+            addr::receiver(0),
+            addr::FLOW_PORT_BASE,
+            addr::RECEIVER_PORT,
+            0x98,
+            2500,
+        );
+        p[4..6].copy_from_slice(&7u16.to_be_bytes());
+        p[24..28].copy_from_slice(&0xffff_fc00u32.to_be_bytes()); // sequence wraps
+        for (i, b) in p[52..].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let mut out = Vec::new();
+        for i in 0..3 {
+            tcp_segment(&p, 20, 32, 1000, i, 3, 10, &mut out);
+            assert!(out[..10].iter().all(|&b| b == 0));
+            let s = &out[10..];
+            let len = if i < 2 { 1000 } else { 500 };
+            assert_eq!(s.len(), 52 + len);
+            assert_eq!(u16::from_be_bytes([s[2], s[3]]) as usize, s.len());
+            assert_eq!(u16::from_be_bytes([s[4], s[5]]), 7 + i as u16);
+            // Checksums verify: the sum over header (+ pseudo header) folds to zero.
+            assert_eq!(csum_fold(csum_add(0, &s[..20])), 0);
+            let pseudo = csum_add(csum_add(0, &s[12..20]), &[0, 6]) + (s.len() - 20) as u64;
+            assert_eq!(csum_fold(csum_add(pseudo, &s[20..])), 0);
+            let seq = u32::from_be_bytes([s[24], s[25], s[26], s[27]]);
+            assert_eq!(seq, 0xffff_fc00u32.wrapping_add(1000 * i as u32));
+            let flags = s[33];
+            assert_eq!(flags & 0x80 != 0, i == 0, "CWR only on the first");
+            assert_eq!(flags & 0x08 != 0, i == 2, "PSH only on the last");
+            assert_eq!(s[52], (1000 * i) as u8);
+        }
+    }
+
+    #[test]
+    fn rtt_track_follows_the_senders_rules() {
+        let mut t = RttTrack::default();
+        let base = u32::MAX - 2000; // wraps
+        for i in 0..5u32 {
+            t.on_data(
+                base.wrapping_add(i * 1000),
+                base.wrapping_add((i + 1) * 1000),
+                1000 + i as u64,
+            );
+        }
+        // Cumulative ACK of the first two: sample from the newest of them (sent at 1001).
+        assert_eq!(t.on_ack(base.wrapping_add(2000), &[], 5000), Some(3999));
+        // Segment 2 is lost; a SACK of segment 4 gives a sample from it.
+        let s4 = (base.wrapping_add(4000), base.wrapping_add(5000));
+        assert_eq!(
+            t.on_ack(base.wrapping_add(2000), &[s4], 6000),
+            Some(6000 - 1004)
+        );
+        // Segment 2 is retransmitted; the cumulative ACK covering it gives no sample (Karn).
+        t.on_data(base.wrapping_add(2000), base.wrapping_add(3000), 7000);
+        assert_eq!(t.on_ack(base.wrapping_add(5000), &[], 8000), None);
+        // Nothing new acknowledged: no sample.
+        assert_eq!(t.on_ack(base.wrapping_add(5000), &[], 9000), None);
     }
 
     #[test]

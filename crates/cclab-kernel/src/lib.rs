@@ -22,11 +22,11 @@
 //!   ACK loss and the other half of the RTT. The element writes packets back into the TUN
 //!   device and the router's main table forwards them on. The rate counts whole IP packets
 //!   (1500 bytes for mss 1448), as in the simulator; all links use MTU `mss + 52`.
-//! - **Per-segment loss**: the TUN device is opened without `IFF_VNET_HDR`, so it offers no
-//!   GSO/TSO; the router's stack segments every GSO super-packet from the sender's veth
-//!   (software GSO in `validate_xmit_skb`) before the element sees it. The element therefore
-//!   only ever sees MTU-sized packets (checked: [`element::ElementStats::max_packet`]) and
-//!   loss is per segment while the sender keeps cheap GSO. No ethtool needed.
+//! - **Per-segment loss** in both element modes ([`ElementMode`]): `Segments` (links up to
+//!   200 Mbit/s) opens the TUN device without offloads, so the router's stack segments every
+//!   GSO super-packet before the element; `Gso` (faster links) takes super-packets whole
+//!   (`IFF_VNET_HDR`, `TSO4`), draws loss per segment and splits a super-packet in user space
+//!   when it loses a segment or does not fit the buffer. No ethtool, no device offload changed.
 //! - **Traffic** ([`traffic`]): flow i binds 198.18.0.2:(20000+i), sets `TCP_CONGESTION`
 //!   per socket and `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE` of at least 4 x (BDP + buffer), and
 //!   connects to its group's receiver address before time zero (the simulator has no
@@ -50,7 +50,10 @@ pub mod sys;
 mod topo;
 pub mod traffic;
 
-pub use bench::{capacity_sweep, tcp_capacity_point, tcp_capacity_sweep, element_capacity, idle_rtt, sweep_rates, Capacity, CapacityPoint, ACCURATE_P99_US};
+pub use bench::{
+    capacity_sweep, element_capacity, idle_rtt, sweep_rates, tcp_capacity_point,
+    tcp_capacity_sweep, Capacity, CapacityPoint, ACCURATE_P99_US,
+};
 pub use doctor::{doctor, DoctorReport, Feature};
 pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};
@@ -195,9 +198,8 @@ pub struct KernelRun {
 ///   (retransmissions included), per active second.
 /// - `retransmits` = `tcpi_total_retrans`, `segments_sent` = `tcpi_data_segs_out`,
 ///   `rto_count` = `tcpi_total_rto` (kernels >= 6.7; else 0).
-/// - `rtt_ms`: `min` is `tcpi_min_rtt`; p50/p95/p99 are over `tcpi_rtt` (the kernel's
-///   smoothed RTT) sampled every 10 ms while the flow was active. The simulator uses every
-///   per-ACK sample, so the kernel's upper percentiles are somewhat smoother.
+/// - `rtt_ms`: per-ACK RTT samples the element takes (see [`element::RttTrack`]), as the
+///   simulator records them; `tcpi_min_rtt` / sampled `tcpi_rtt` only if there are none.
 /// - `link`: the element's counters within the run's time window; `utilization` =
 ///   forwarded bytes / (rate x (end - first start)).
 /// - `duration_s`: time zero (every flow connected) to the end (duration, or the last sized

@@ -131,7 +131,10 @@ pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 pub fn writev_fd(fd: RawFd, parts: &[&[u8]]) -> io::Result<usize> {
     let iov: Vec<libc::iovec> = parts
         .iter()
-        .map(|p| libc::iovec { iov_base: p.as_ptr() as *mut _, iov_len: p.len() })
+        .map(|p| libc::iovec {
+            iov_base: p.as_ptr() as *mut _,
+            iov_len: p.len(),
+        })
         .collect();
     let n = unsafe { libc::writev(fd, iov.as_ptr(), iov.len() as _) };
     if n < 0 {
@@ -479,10 +482,13 @@ pub fn interrupted() -> Option<i32> {
 /// CPUs this process may run on.
 pub fn allowed_cpus() -> Vec<usize> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
         return Vec::new();
     }
-    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
 }
 
 /// Restrict the calling thread to `cpus` (best effort; false if not applied).
