@@ -20,7 +20,8 @@ pub enum ElementTiming {
     Spin,
     /// Sleep in `ppoll` until the next due time or a packet (timer slack 1 ns).
     Sleep,
-    /// Sleep in `ppoll` until shortly (100 us) before the next due time, then spin.
+    /// Spin while packets keep arriving (one within the last 2 ms); when the path is idle,
+    /// sleep in `ppoll` until shortly (100 us) before the next due time, then spin.
     Hybrid,
 }
 
@@ -41,6 +42,42 @@ pub struct ElementConfig {
     pub timing: ElementTiming,
     /// Run the element thread under SCHED_FIFO.
     pub realtime: bool,
+    /// How packets cross the TUN device (see [`ElementMode`]).
+    pub mode: ElementMode,
+    /// Pin the element to a CPU of its own (see [`sys::placement`]); the caller pins the
+    /// endpoints' threads to the others.
+    pub pin: bool,
+}
+
+/// How packets cross the element's TUN device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ElementMode {
+    /// TUN without offloads: the router's stack software-segments every GSO super-packet,
+    /// the element sees only MTU-sized packets (one read and one write per segment).
+    Segments,
+    /// TUN with `IFF_VNET_HDR` and `TSO4`/`CSUM` offload: GSO super-packets cross whole
+    /// (one read and one write per up to ~44 segments). Random loss is still drawn per
+    /// segment; a super-packet that loses a segment, or does not fit the buffer whole, is
+    /// split into its segments in user space (headers, sequence numbers, checksums fixed).
+    /// The bottleneck serialises a super-packet as the sum of its segments' wire sizes.
+    Gso,
+}
+
+impl ElementMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementMode::Segments => "segments",
+            ElementMode::Gso => "gso",
+        }
+    }
+}
+
+/// Open the element's TUN device `name` for `mode` in the calling thread's namespace.
+pub fn open_tun(name: &str, mode: ElementMode) -> io::Result<OwnedFd> {
+    match mode {
+        ElementMode::Segments => sys::open_tun(name),
+        ElementMode::Gso => sys::open_tun_gso(name).map(|(fd, _)| fd),
+    }
 }
 
 /// State shared between the element thread and the run.
@@ -85,19 +122,202 @@ pub struct ElementStats {
     pub max_packet: u32,
     /// Packets of all kinds read from the TUN device (whole run, setup included).
     pub packets_read: u64,
+    /// GSO super-packets split into segments because one of them was lost or the whole did
+    /// not fit the buffer (GSO mode).
+    pub gso_splits: u64,
+    /// Per-ACK RTT samples of each flow, ns, measured by the element (see [`RttTrack`]).
+    pub flow_rtt: Vec<Histogram>,
 }
 
 struct Pkt {
+    /// What is written back to the TUN device (with the vnet header in GSO mode).
     data: Vec<u8>,
     flow: Option<u32>,
     payload: u32,
     line: usize,
+    /// Bytes on the wire: the IP packet, or the sum of a super-packet's segments.
+    wire: u32,
 }
 
 impl WireLen for Pkt {
     fn wire_len(&self) -> u32 {
-        self.data.len() as u32
+        self.wire
     }
+}
+
+fn seq_lt(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+fn seq_le(a: u32, b: u32) -> bool {
+    !seq_lt(b, a)
+}
+
+struct Sent {
+    start: u32,
+    end: u32,
+    t: u64,
+    sacked: bool,
+    retx: bool,
+}
+
+/// Per-ACK RTT of one flow as the element sees it, with the sender's rules
+/// (`tcp_ack_update_rtt`, and the simulator's `rtt_sample`): each first transmission of a
+/// segment is stamped when it reaches the element; an ACK that newly acknowledges
+/// segments (cumulatively, or by a SACK block) gives one sample, from the most recently sent
+/// of them, to the ACK's arrival; the cumulative part gives none when it covers a
+/// retransmitted segment (Karn), SACKed retransmissions give none. The caller adds the ACK's
+/// remaining one-way delay (ACKs are sampled when they reach the element).
+#[derive(Default)]
+pub struct RttTrack {
+    q: std::collections::VecDeque<Sent>,
+    max_end: Option<u32>,
+}
+
+impl RttTrack {
+    /// A data segment `[start, end)` reached the element at `now`.
+    pub fn on_data(&mut self, start: u32, end: u32, now: u64) {
+        match self.max_end {
+            Some(m) if seq_le(end, m) => {
+                // A retransmission: its segments give no cumulative sample.
+                let i = self.q.partition_point(|s| seq_le(s.end, start));
+                for s in self.q.range_mut(i..) {
+                    if seq_le(end, s.start) {
+                        break;
+                    }
+                    s.retx = true;
+                }
+            }
+            _ => {
+                let st = match self.max_end {
+                    Some(m) if seq_lt(start, m) => m,
+                    _ => start,
+                };
+                if self.q.len() >= 1 << 20 {
+                    self.q.pop_front();
+                }
+                self.q.push_back(Sent {
+                    start: st,
+                    end,
+                    t: now,
+                    sacked: false,
+                    retx: false,
+                });
+                self.max_end = Some(end);
+            }
+        }
+    }
+
+    /// An ACK (cumulative `ack`, SACK blocks) reached the element at `now`: the RTT sample.
+    pub fn on_ack(&mut self, ack: u32, sacks: &[(u32, u32)], now: u64) -> Option<u64> {
+        let mut cum_t: Option<u64> = None;
+        let mut cum_retx = false;
+        while let Some(f) = self.q.front() {
+            if !seq_le(f.end, ack) {
+                break;
+            }
+            let f = self.q.pop_front().expect("front");
+            if !f.sacked {
+                if f.retx {
+                    cum_retx = true;
+                } else {
+                    cum_t = Some(cum_t.map_or(f.t, |x| x.max(f.t)));
+                }
+            }
+        }
+        let mut sack_t: Option<u64> = None;
+        for &(l, r) in sacks {
+            if seq_le(r, ack) {
+                continue; // D-SACK
+            }
+            let i = self.q.partition_point(|s| seq_lt(s.start, l));
+            for s in self.q.range_mut(i..) {
+                if seq_lt(r, s.end) {
+                    break;
+                }
+                if !s.sacked {
+                    s.sacked = true;
+                    if !s.retx {
+                        sack_t = Some(sack_t.map_or(s.t, |x| x.max(s.t)));
+                    }
+                }
+            }
+        }
+        let t = sack_t.or(if cum_retx { None } else { cum_t })?;
+        Some(now.saturating_sub(t))
+    }
+}
+
+/// Internet checksum (ones' complement sum) of `data`, starting from `sum`.
+fn csum_add(mut sum: u64, data: &[u8]) -> u64 {
+    let mut chunks = data.chunks_exact(4);
+    for c in &mut chunks {
+        sum += u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as u64;
+    }
+    let mut rest = chunks.remainder();
+    if rest.len() >= 2 {
+        sum += u16::from_be_bytes([rest[0], rest[1]]) as u64;
+        rest = &rest[2..];
+    }
+    if let Some(&b) = rest.first() {
+        sum += (b as u64) << 8;
+    }
+    sum
+}
+
+fn csum_fold(mut sum: u64) -> u16 {
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Segment `i` of a TCP/IPv4 GSO super-packet `raw` (IP header first): headers copied and
+/// fixed (total length, IP id + i, sequence number, CWR only on the first, PSH/FIN only on
+/// the last, both checksums computed in full), payload `[i*mss, (i+1)*mss)`. Appended to
+/// `out` after `vnet` zero bytes (a vnet header without offload requests).
+#[allow(clippy::too_many_arguments)]
+fn tcp_segment(
+    raw: &[u8],
+    ihl: usize,
+    doff: usize,
+    mss: usize,
+    i: usize,
+    segs: usize,
+    vnet: usize,
+    out: &mut Vec<u8>,
+) {
+    let hl = ihl + doff;
+    let total = raw.len() - hl;
+    let s = i * mss;
+    let e = (s + mss).min(total);
+    out.clear();
+    out.resize(vnet, 0);
+    out.extend_from_slice(&raw[..hl]);
+    out.extend_from_slice(&raw[hl + s..hl + e]);
+    let p = &mut out[vnet..];
+    let tot = (hl + e - s) as u16;
+    p[2..4].copy_from_slice(&tot.to_be_bytes());
+    let id = u16::from_be_bytes([p[4], p[5]]).wrapping_add(i as u16);
+    p[4..6].copy_from_slice(&id.to_be_bytes());
+    p[10] = 0;
+    p[11] = 0;
+    let c = csum_fold(csum_add(0, &p[..ihl]));
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    let (ip, tcp) = p.split_at_mut(ihl);
+    let seq = u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]).wrapping_add(s as u32);
+    tcp[4..8].copy_from_slice(&seq.to_be_bytes());
+    if i > 0 {
+        tcp[13] &= !0x80; // CWR
+    }
+    if i + 1 < segs {
+        tcp[13] &= !0x09; // FIN, PSH
+    }
+    tcp[16] = 0;
+    tcp[17] = 0;
+    let len = tcp.len() as u64;
+    let pseudo = csum_add(csum_add(0, &ip[12..20]), &[0, libc::IPPROTO_TCP as u8]) + len;
+    let c = csum_fold(csum_add(pseudo, tcp));
+    tcp[16..18].copy_from_slice(&c.to_be_bytes());
 }
 
 #[derive(PartialEq)]
@@ -113,8 +333,16 @@ struct Parsed {
     payload: u32,
     /// SYN, FIN or RST.
     control: bool,
+    ihl: usize,
+    doff: usize,
+    seq: u32,
+    ack: u32,
+    ack_flag: bool,
+    sacks: [(u32, u32); 4],
+    nsacks: usize,
 }
 
+/// `p` is one IP packet; for a GSO super-packet its length stands for the whole.
 fn parse(p: &[u8], nflows: usize) -> Parsed {
     let mut r = Parsed {
         dir: Dir::Data,
@@ -122,6 +350,13 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
         tcp: false,
         payload: 0,
         control: false,
+        ihl: 20,
+        doff: 20,
+        seq: 0,
+        ack: 0,
+        ack_flag: false,
+        sacks: [(0, 0); 4],
+        nsacks: 0,
     };
     if p.len() < 20 || p[0] >> 4 != 4 {
         return r;
@@ -131,23 +366,282 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
         r.dir = Dir::Ack;
     }
     let ihl = (p[0] & 0xf) as usize * 4;
-    let tot = u16::from_be_bytes([p[2], p[3]]) as usize;
     if p[9] != libc::IPPROTO_TCP as u8 || p.len() < ihl + 20 {
         return r;
     }
     r.tcp = true;
+    r.ihl = ihl;
     let t = &p[ihl..];
     let sport = u16::from_be_bytes([t[0], t[1]]);
     let dport = u16::from_be_bytes([t[2], t[3]]);
-    let doff = (t[12] >> 4) as usize * 4;
-    r.payload = tot.saturating_sub(ihl + doff) as u32;
+    let doff = ((t[12] >> 4) as usize * 4).clamp(20, t.len().max(20));
+    r.doff = doff;
+    // The packet's length, not the IP total length: a GSO super-packet's can be stale.
+    r.payload = p.len().saturating_sub(ihl + doff) as u32;
     r.control = t[13] & 0x07 != 0;
+    r.ack_flag = t[13] & 0x10 != 0;
+    r.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
+    r.ack = u32::from_be_bytes([t[8], t[9], t[10], t[11]]);
+    if r.dir == Dir::Ack && doff > 20 && t.len() >= doff {
+        let o = &t[20..doff];
+        let mut i = 0;
+        while i < o.len() {
+            match o[i] {
+                0 => break,
+                1 => i += 1,
+                kind => {
+                    let len = o.get(i + 1).copied().unwrap_or(0) as usize;
+                    if len < 2 || i + len > o.len() {
+                        break;
+                    }
+                    if kind == 5 {
+                        for b in o[i + 2..i + len].chunks_exact(8) {
+                            if r.nsacks < 4 {
+                                r.sacks[r.nsacks] = (
+                                    u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                                    u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+                                );
+                                r.nsacks += 1;
+                            }
+                        }
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
     let port = if r.dir == Dir::Data { sport } else { dport };
     r.flow = port
         .checked_sub(addr::FLOW_PORT_BASE)
         .map(|i| i as u32)
         .filter(|&i| (i as usize) < nflows);
     r
+}
+
+/// The element's state (one per run).
+struct El<'a> {
+    cfg: &'a ElementConfig,
+    fd: i32,
+    /// Bytes of vnet header before each packet (0 or 10).
+    vnet: usize,
+    fwd: Vec<DelayLine<Pkt>>,
+    rev: Vec<DelayLine<Pkt>>,
+    rev_delay: Vec<u64>,
+    bn: Bottleneck<Pkt>,
+    loss: LossModel,
+    ack_loss: LossModel,
+    loss_rng: Rng,
+    ack_rng: Rng,
+    st: ElementStats,
+    rtt: Vec<RttTrack>,
+    pool: Vec<Vec<u8>>,
+    lost: Vec<bool>,
+}
+
+impl El<'_> {
+    fn buf(&mut self) -> Vec<u8> {
+        let mut b = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+        b.clear();
+        b
+    }
+
+    /// One packet read from the TUN device (`b`: vnet header + IP packet).
+    fn arrive(&mut self, b: &[u8], now: u64, counting: bool) {
+        let nflows = self.cfg.flow_group.len();
+        let ngroups = self.cfg.group_extra_ns.len();
+        let raw = &b[self.vnet..];
+        let p = parse(raw, nflows);
+        let line = p
+            .flow
+            .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
+        match p.dir {
+            Dir::Data => {
+                let is_data = !p.tcp || (p.payload > 0 && !p.control);
+                // Segments of a TCP GSO super-packet (gso_type TCPV4, gso_size).
+                let mut segs = 1usize;
+                let mut mss = p.payload as usize;
+                if self.vnet > 0 && p.tcp && b[1] & 0x7f == 1 {
+                    let gs = u16::from_le_bytes([b[4], b[5]]) as usize;
+                    if gs > 0 && p.payload as usize > gs {
+                        mss = gs;
+                        segs = (p.payload as usize).div_ceil(gs);
+                    }
+                }
+                let hl = (p.ihl + p.doff) as u32;
+                let wire = if p.tcp {
+                    p.payload + segs as u32 * hl
+                } else {
+                    raw.len() as u32
+                };
+                if is_data {
+                    if counting {
+                        self.st.data_pkts_in += segs as u64;
+                    }
+                    self.lost.clear();
+                    let mut nlost = 0;
+                    for _ in 0..segs {
+                        let l = self.loss.drop(&mut self.loss_rng);
+                        nlost += l as usize;
+                        self.lost.push(l);
+                    }
+                    if counting {
+                        self.st.drops_random += nlost as u64;
+                    }
+                    if let Some(f) = p.flow {
+                        for i in 0..segs {
+                            let s = p.seq.wrapping_add((i * mss) as u32);
+                            let e = p
+                                .seq
+                                .wrapping_add(((i + 1) * mss).min(p.payload as usize) as u32);
+                            self.rtt[f as usize].on_data(s, e, now);
+                        }
+                    }
+                    // Events in time order: departures due by now leave before this arrival
+                    // (the Bottleneck assumes it, as in the simulator's event loop).
+                    self.drain(now, counting);
+                    if segs > 1 {
+                        let fits = self.bn.next_departure().is_none()
+                            || self.bn.backlog_bytes() + wire as u64 <= self.cfg.buffer_bytes;
+                        if nlost > 0 || !fits {
+                            // Per-segment loss and drop-tail: split in user space.
+                            if counting {
+                                self.st.gso_splits += 1;
+                            }
+                            for i in 0..segs {
+                                if self.lost[i] {
+                                    continue;
+                                }
+                                let mut d = self.buf();
+                                tcp_segment(raw, p.ihl, p.doff, mss, i, segs, self.vnet, &mut d);
+                                let pl = (d.len() - self.vnet) as u32 - hl;
+                                let w = (d.len() - self.vnet) as u32;
+                                let pkt = Pkt {
+                                    data: d,
+                                    flow: p.flow,
+                                    payload: pl,
+                                    line,
+                                    wire: w,
+                                };
+                                if let Err(pk) = self.bn.enqueue(now, pkt) {
+                                    self.recycle(pk.data);
+                                }
+                            }
+                            return;
+                        }
+                    } else if nlost > 0 {
+                        return;
+                    }
+                } else {
+                    self.drain(now, counting);
+                }
+                let mut d = self.buf();
+                d.extend_from_slice(b);
+                let pkt = Pkt {
+                    data: d,
+                    flow: p.flow,
+                    payload: p.payload,
+                    line,
+                    wire,
+                };
+                if let Err(pk) = self.bn.enqueue(now, pkt) {
+                    self.recycle(pk.data);
+                }
+            }
+            Dir::Ack => {
+                if p.tcp && p.payload == 0 && !p.control {
+                    if counting {
+                        self.st.acks_in += 1;
+                    }
+                    if self.ack_loss.drop(&mut self.ack_rng) {
+                        if counting {
+                            self.st.drops_ack += 1;
+                        }
+                        return;
+                    }
+                }
+                if let (Some(f), true) = (p.flow, p.tcp && p.ack_flag) {
+                    let sample = self.rtt[f as usize].on_ack(p.ack, &p.sacks[..p.nsacks], now);
+                    if let (Some(r), true) = (sample, counting) {
+                        self.st.flow_rtt[f as usize].record(r + self.rev_delay[line]);
+                    }
+                }
+                let mut d = self.buf();
+                d.extend_from_slice(b);
+                let wire = raw.len() as u32;
+                self.rev[line].push(
+                    now,
+                    Pkt {
+                        data: d,
+                        flow: p.flow,
+                        payload: 0,
+                        line,
+                        wire,
+                    },
+                );
+            }
+        }
+    }
+
+    fn recycle(&mut self, d: Vec<u8>) {
+        // Buffers are reused: a FIFO of live allocations that glibc keeps trimming and
+        // regrowing cost millisecond stalls at 50 ms delay.
+        if self.pool.len() < 1 << 16 && d.capacity() <= 4096 {
+            self.pool.push(d);
+        }
+    }
+
+    /// Move every bottleneck departure due by `now` into its delay line, at its exact
+    /// departure time.
+    fn drain(&mut self, now: u64, counting: bool) {
+        while let Some(t) = self.bn.next_departure() {
+            if t > now {
+                break;
+            }
+            let d = self.bn.dequeue(now).expect("due packet");
+            if counting {
+                self.st.queue_delay.record(d.queue_delay);
+                if let Some(f) = d.pkt.flow {
+                    self.st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
+                }
+            }
+            let l = d.pkt.line;
+            self.fwd[l].push(t, d.pkt);
+        }
+    }
+
+    /// Write back every packet whose delay is over.
+    fn release(&mut self, now: u64, counting: bool) {
+        for k in 0..self.fwd.len() + self.rev.len() {
+            loop {
+                let line = if k < self.fwd.len() {
+                    &mut self.fwd[k]
+                } else {
+                    &mut self.rev[k - self.fwd.len()]
+                };
+                let Some(due) = line.next_due() else { break };
+                if due > now {
+                    break;
+                }
+                let p = line.pop_due(now).expect("due");
+                if counting {
+                    self.st.lateness.record(now - due);
+                }
+                // An error (the stack refused it, e.g. no route yet) is a loss outside the model.
+                let _ = sys::write_fd(self.fd, &p.data);
+                self.recycle(p.data);
+            }
+        }
+    }
+
+    fn next_event(&self) -> Option<u64> {
+        let mut next = self.bn.next_departure();
+        for line in self.fwd.iter().chain(self.rev.iter()) {
+            if let Some(d) = line.next_due() {
+                next = Some(next.map_or(d, |n: u64| n.min(d)));
+            }
+        }
+        next
+    }
 }
 
 /// Runs the element on `tun` until `shared.stop`; call on a thread inside the router namespace.
@@ -157,6 +651,9 @@ pub fn run(
     shared: Arc<ElementShared>,
 ) -> io::Result<ElementStats> {
     sys::set_timer_slack(1);
+    if cfg.pin {
+        sys::place(true);
+    }
     if cfg.realtime {
         // Keep the sender's and receiver's work from delaying the path (best effort).
         sys::set_realtime(10);
@@ -167,34 +664,53 @@ pub fn run(
     // Lines 0..ngroups: groups; line ngroups: packets of no flow (base RTT).
     let mut fwd: Vec<DelayLine<Pkt>> = Vec::new();
     let mut rev: Vec<DelayLine<Pkt>> = Vec::new();
+    let mut rev_delay = Vec::new();
     for g in 0..=ngroups {
         let rtt = cfg.rtt_ns + cfg.group_extra_ns.get(g).copied().unwrap_or(0);
         let one_way_fwd = rtt / 2;
         fwd.push(DelayLine::new(one_way_fwd));
         rev.push(DelayLine::new(rtt - one_way_fwd));
+        rev_delay.push(rtt - one_way_fwd);
     }
-    let mut bn: Bottleneck<Pkt> = Bottleneck::new(cfg.rate_bps, cfg.buffer_bytes);
-    let loss = LossModel::from_probability(cfg.loss);
-    let ack_loss = LossModel::from_probability(cfg.ack_loss);
-    let mut loss_rng = Rng::derive(cfg.seed, 1);
-    let mut ack_rng = Rng::derive(cfg.seed, 2);
-    let mut st = ElementStats {
-        flow_payload_bytes: vec![0; nflows],
-        ..Default::default()
+    let mut el = El {
+        cfg: &cfg,
+        fd,
+        vnet: if cfg.mode == ElementMode::Gso {
+            sys::VNET_HDR_LEN
+        } else {
+            0
+        },
+        fwd,
+        rev,
+        rev_delay,
+        bn: Bottleneck::new(cfg.rate_bps, cfg.buffer_bytes),
+        loss: LossModel::from_probability(cfg.loss),
+        ack_loss: LossModel::from_probability(cfg.ack_loss),
+        loss_rng: Rng::derive(cfg.seed, 1),
+        ack_rng: Rng::derive(cfg.seed, 2),
+        st: ElementStats {
+            flow_payload_bytes: vec![0; nflows],
+            flow_rtt: vec![Histogram::default(); nflows],
+            ..Default::default()
+        },
+        rtt: (0..nflows).map(|_| RttTrack::default()).collect(),
+        pool: Vec::new(),
+        lost: Vec::new(),
     };
     // Bottleneck counters when the counting window opened, and whether it has.
     let mut base: Option<cclab_link::LinkCounters> = None;
     let mut final_counters: Option<cclab_link::LinkCounters> = None;
-    let mut buf = vec![0u8; 65536];
-    let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut buf = vec![0u8; 65536 + 64];
+    let mut last_arrival = 0u64;
     let in_window = |now: u64| {
         now >= shared.count_from.load(Ordering::Relaxed)
             && now <= shared.count_until.load(Ordering::Relaxed)
     };
 
     while !shared.stop.load(Ordering::Relaxed) {
-        // 1. Take in what arrived.
-        for _ in 0..512 {
+        // 1. Take in what arrived; every few packets, let out what fell due meanwhile so a
+        //    burst of arrivals does not hold back releases.
+        for k in 0..256 {
             let n = match sys::read_fd(fd, &mut buf) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -204,99 +720,40 @@ pub fn run(
             let now = sys::now_ns();
             let counting = in_window(now);
             if counting && base.is_none() {
-                base = Some(bn.counters().clone());
+                base = Some(el.bn.counters().clone());
             }
-            st.packets_read += 1;
-            st.max_packet = st.max_packet.max(n as u32);
-            let p = parse(&buf[..n], nflows);
-            let line = p
-                .flow
-                .map_or(ngroups, |f| cfg.flow_group[f as usize] as usize);
-            // Buffers are reused: a FIFO of live allocations that glibc keeps trimming and
-            // regrowing cost millisecond stalls at 50 ms delay.
-            let mut data = pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
-            data.clear();
-            data.extend_from_slice(&buf[..n]);
-            let pkt = Pkt {
-                data,
-                flow: p.flow,
-                payload: p.payload,
-                line,
-            };
-            match p.dir {
-                Dir::Data => {
-                    let is_data = !p.tcp || (p.payload > 0 && !p.control);
-                    if is_data {
-                        if counting {
-                            st.data_pkts_in += 1;
-                        }
-                        if loss.drop(&mut loss_rng) {
-                            if counting {
-                                st.drops_random += 1;
-                            }
-                            continue;
-                        }
-                    }
-                    // Events in time order: departures due by now leave before this arrival
-                    // (the Bottleneck assumes it, as in the simulator's event loop).
-                    drain(&mut bn, &mut fwd, &mut st, now, counting);
-                    let _ = bn.enqueue(now, pkt);
-                }
-                Dir::Ack => {
-                    if p.tcp && p.payload == 0 && !p.control {
-                        if counting {
-                            st.acks_in += 1;
-                        }
-                        if ack_loss.drop(&mut ack_rng) {
-                            if counting {
-                                st.drops_ack += 1;
-                            }
-                            continue;
-                        }
-                    }
-                    rev[line].push(now, pkt);
-                }
+            el.st.packets_read += 1;
+            last_arrival = now;
+            if n > el.vnet {
+                el.st.max_packet = el.st.max_packet.max((n - el.vnet) as u32);
+                el.arrive(&buf[..n], now, counting);
+            }
+            if k % 8 == 7 {
+                el.drain(now, counting);
+                el.release(now, counting);
             }
         }
         // 2. Bottleneck departures enter their delay lines at their exact departure time.
         let now = sys::now_ns();
         let counting = in_window(now);
         if counting && base.is_none() {
-            base = Some(bn.counters().clone());
+            base = Some(el.bn.counters().clone());
         }
         if base.is_some()
             && !counting
             && final_counters.is_none()
             && now > shared.count_until.load(Ordering::Relaxed)
         {
-            final_counters = Some(bn.counters().clone());
+            final_counters = Some(el.bn.counters().clone());
         }
-        drain(&mut bn, &mut fwd, &mut st, now, counting);
-        shared.backlog.store(bn.backlog_bytes(), Ordering::Relaxed);
+        el.drain(now, counting);
+        shared
+            .backlog
+            .store(el.bn.backlog_bytes(), Ordering::Relaxed);
         // 3. Release what is due.
-        for line in fwd.iter_mut().chain(rev.iter_mut()) {
-            while let Some(due) = line.next_due() {
-                if due > now {
-                    break;
-                }
-                let p = line.pop_due(now).expect("due");
-                if counting {
-                    st.lateness.record(now - due);
-                }
-                // An error (the stack refused it, e.g. no route yet) is a loss outside the model.
-                let _ = sys::write_fd(fd, &p.data);
-                if pool.len() < 1 << 16 {
-                    pool.push(p.data);
-                }
-            }
-        }
+        el.release(now, counting);
         // 4. Wait for the next event.
-        let mut next = bn.next_departure();
-        for line in fwd.iter().chain(rev.iter()) {
-            if let Some(d) = line.next_due() {
-                next = Some(next.map_or(d, |n: u64| n.min(d)));
-            }
-        }
+        let next = el.next_event();
         let now = sys::now_ns();
         let wait = next.map(|n| n.saturating_sub(now));
         match cfg.timing {
@@ -308,44 +765,25 @@ pub fn run(
                 }
             }
             ElementTiming::Hybrid => {
+                // While packets keep arriving, never sleep: a thread that sleeps in ppoll
+                // between packets is woken late (milliseconds at p99 once the endpoints
+                // keep the other core busy), and every packet due meanwhile leaves late.
                 const SPIN_NS: u64 = 100_000;
+                const BUSY_NS: u64 = 2_000_000;
                 let w = wait.unwrap_or(10_000_000).min(10_000_000);
-                if w > SPIN_NS {
+                if w > SPIN_NS && now.saturating_sub(last_arrival) > BUSY_NS {
                     sys::wait_readable(fd, Some(w - SPIN_NS))?;
                 }
             }
         }
     }
-    let end = final_counters.unwrap_or_else(|| bn.counters().clone());
+    let mut st = el.st;
+    let end = final_counters.unwrap_or_else(|| el.bn.counters().clone());
     let b = base.unwrap_or_else(|| end.clone());
     st.forwarded_pkts = end.forwarded_pkts - b.forwarded_pkts;
     st.forwarded_bytes = end.forwarded_bytes - b.forwarded_bytes;
     st.drops_buffer = end.drops_buffer - b.drops_buffer;
     Ok(st)
-}
-
-/// Move every bottleneck departure due by `now` into its delay line, at its exact departure time.
-fn drain(
-    bn: &mut Bottleneck<Pkt>,
-    fwd: &mut [DelayLine<Pkt>],
-    st: &mut ElementStats,
-    now: u64,
-    counting: bool,
-) {
-    while let Some(t) = bn.next_departure() {
-        if t > now {
-            break;
-        }
-        let d = bn.dequeue(now).expect("due packet");
-        if counting {
-            st.queue_delay.record(d.queue_delay);
-            if let Some(f) = d.pkt.flow {
-                st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
-            }
-        }
-        let l = d.pkt.line;
-        fwd[l].push(t, d.pkt);
-    }
 }
 
 #[cfg(test)]
@@ -372,6 +810,70 @@ mod tests {
         p[32] = 8 << 4; // 32-byte header (timestamps)
         p[33] = flags;
         p
+    }
+
+    #[test]
+    fn splits_a_gso_super_packet_into_valid_segments() {
+        // 3 segments of mss 1000 (last one 500 bytes), PSH|ACK|CWR on the super-packet.
+        let mut p = tcp(
+            addr::SENDER,
+            addr::receiver(0),
+            addr::FLOW_PORT_BASE,
+            addr::RECEIVER_PORT,
+            0x98,
+            2500,
+        );
+        p[4..6].copy_from_slice(&7u16.to_be_bytes());
+        p[24..28].copy_from_slice(&0xffff_fc00u32.to_be_bytes()); // sequence wraps
+        for (i, b) in p[52..].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        let mut out = Vec::new();
+        for i in 0..3 {
+            tcp_segment(&p, 20, 32, 1000, i, 3, 10, &mut out);
+            assert!(out[..10].iter().all(|&b| b == 0));
+            let s = &out[10..];
+            let len = if i < 2 { 1000 } else { 500 };
+            assert_eq!(s.len(), 52 + len);
+            assert_eq!(u16::from_be_bytes([s[2], s[3]]) as usize, s.len());
+            assert_eq!(u16::from_be_bytes([s[4], s[5]]), 7 + i as u16);
+            // Checksums verify: the sum over header (+ pseudo header) folds to zero.
+            assert_eq!(csum_fold(csum_add(0, &s[..20])), 0);
+            let pseudo = csum_add(csum_add(0, &s[12..20]), &[0, 6]) + (s.len() - 20) as u64;
+            assert_eq!(csum_fold(csum_add(pseudo, &s[20..])), 0);
+            let seq = u32::from_be_bytes([s[24], s[25], s[26], s[27]]);
+            assert_eq!(seq, 0xffff_fc00u32.wrapping_add(1000 * i as u32));
+            let flags = s[33];
+            assert_eq!(flags & 0x80 != 0, i == 0, "CWR only on the first");
+            assert_eq!(flags & 0x08 != 0, i == 2, "PSH only on the last");
+            assert_eq!(s[52], (1000 * i) as u8);
+        }
+    }
+
+    #[test]
+    fn rtt_track_follows_the_senders_rules() {
+        let mut t = RttTrack::default();
+        let base = u32::MAX - 2000; // wraps
+        for i in 0..5u32 {
+            t.on_data(
+                base.wrapping_add(i * 1000),
+                base.wrapping_add((i + 1) * 1000),
+                1000 + i as u64,
+            );
+        }
+        // Cumulative ACK of the first two: sample from the newest of them (sent at 1001).
+        assert_eq!(t.on_ack(base.wrapping_add(2000), &[], 5000), Some(3999));
+        // Segment 2 is lost; a SACK of segment 4 gives a sample from it.
+        let s4 = (base.wrapping_add(4000), base.wrapping_add(5000));
+        assert_eq!(
+            t.on_ack(base.wrapping_add(2000), &[s4], 6000),
+            Some(6000 - 1004)
+        );
+        // Segment 2 is retransmitted; the cumulative ACK covering it gives no sample (Karn).
+        t.on_data(base.wrapping_add(2000), base.wrapping_add(3000), 7000);
+        assert_eq!(t.on_ack(base.wrapping_add(5000), &[], 8000), None);
+        // Nothing new acknowledged: no sample.
+        assert_eq!(t.on_ack(base.wrapping_add(5000), &[], 9000), None);
     }
 
     #[test]

@@ -22,11 +22,11 @@
 //!   ACK loss and the other half of the RTT. The element writes packets back into the TUN
 //!   device and the router's main table forwards them on. The rate counts whole IP packets
 //!   (1500 bytes for mss 1448), as in the simulator; all links use MTU `mss + 52`.
-//! - **Per-segment loss**: the TUN device is opened without `IFF_VNET_HDR`, so it offers no
-//!   GSO/TSO; the router's stack segments every GSO super-packet from the sender's veth
-//!   (software GSO in `validate_xmit_skb`) before the element sees it. The element therefore
-//!   only ever sees MTU-sized packets (checked: [`element::ElementStats::max_packet`]) and
-//!   loss is per segment while the sender keeps cheap GSO. No ethtool needed.
+//! - **Per-segment loss** in both element modes ([`ElementMode`]): `Segments` (links up to
+//!   200 Mbit/s) opens the TUN device without offloads, so the router's stack segments every
+//!   GSO super-packet before the element; `Gso` (faster links) takes super-packets whole
+//!   (`IFF_VNET_HDR`, `TSO4`), draws loss per segment and splits a super-packet in user space
+//!   when it loses a segment or does not fit the buffer. No ethtool, no device offload changed.
 //! - **Traffic** ([`traffic`]): flow i binds 198.18.0.2:(20000+i), sets `TCP_CONGESTION`
 //!   per socket and `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE` of at least 4 x (BDP + buffer), and
 //!   connects to its group's receiver address before time zero (the simulator has no
@@ -50,9 +50,12 @@ pub mod sys;
 mod topo;
 pub mod traffic;
 
-pub use bench::{element_capacity, idle_rtt, CapacityPoint};
+pub use bench::{
+    capacity_sweep, element_capacity, idle_rtt, sweep_rates, tcp_capacity_point,
+    tcp_capacity_sweep, Capacity, CapacityPoint, ACCURATE_P99_US,
+};
 pub use doctor::{doctor, DoctorReport, Feature};
-pub use element::{ElementStats, ElementTiming};
+pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};
 
 use cclab_results::{
@@ -79,6 +82,26 @@ pub struct KernelOptions {
     pub realtime: bool,
     /// Leave the namespaces in place after the run (debugging; `clean_stale` removes them).
     pub keep_namespaces: bool,
+    /// How packets cross the element; `None` picks [`auto_mode`] from the link rate.
+    pub mode: Option<ElementMode>,
+    /// Give the element a CPU of its own and keep the sender and receiver threads on the
+    /// others (on by default; without it the scheduler's time slices make the element
+    /// release packets milliseconds late at p99).
+    pub pin: bool,
+}
+
+/// Link rate from which [`auto_mode`] picks [`ElementMode::Gso`], bit/s.
+pub const GSO_FROM_BPS: f64 = 200e6;
+
+/// The element mode for a link of `rate_bps`: per-segment packets up to [`GSO_FROM_BPS`]
+/// (exact per-packet serialisation, enough capacity), GSO super-packets above (the only
+/// way the element keeps up; loss stays per segment, see [`ElementMode::Gso`]).
+pub fn auto_mode(rate_bps: f64) -> ElementMode {
+    if rate_bps > GSO_FROM_BPS {
+        ElementMode::Gso
+    } else {
+        ElementMode::Segments
+    }
 }
 
 impl Default for KernelOptions {
@@ -90,6 +113,8 @@ impl Default for KernelOptions {
             connect_timeout_ns: 10_000_000_000,
             realtime: false,
             keep_namespaces: false,
+            mode: None,
+            pin: true,
         }
     }
 }
@@ -173,9 +198,8 @@ pub struct KernelRun {
 ///   (retransmissions included), per active second.
 /// - `retransmits` = `tcpi_total_retrans`, `segments_sent` = `tcpi_data_segs_out`,
 ///   `rto_count` = `tcpi_total_rto` (kernels >= 6.7; else 0).
-/// - `rtt_ms`: `min` is `tcpi_min_rtt`; p50/p95/p99 are over `tcpi_rtt` (the kernel's
-///   smoothed RTT) sampled every 10 ms while the flow was active. The simulator uses every
-///   per-ACK sample, so the kernel's upper percentiles are somewhat smoother.
+/// - `rtt_ms`: per-ACK RTT samples the element takes (see [`element::RttTrack`]), as the
+///   simulator records them; `tcpi_min_rtt` / sampled `tcpi_rtt` only if there are none.
 /// - `link`: the element's counters within the run's time window; `utilization` =
 ///   forwarded bytes / (rate x (end - first start)).
 /// - `duration_s`: time zero (every flow connected) to the end (duration, or the last sized
@@ -263,12 +287,16 @@ pub fn run_scenario_detailed(
         flow_group: plans.iter().map(|p| p.group).collect(),
         timing: opts.timing,
         realtime: opts.realtime,
+        mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
+        pin: opts.pin,
     };
+    let pin = opts.pin;
+    let mode = el_cfg.mode;
     let (tx, rx) = std::sync::mpsc::channel();
     let rtr = topo.rtr.clone();
     let els = el_shared.clone();
     threads.element = Some(std::thread::spawn(move || {
-        let tun = sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN));
+        let tun = sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode));
         match tun {
             Ok(t) => {
                 let _ = tx.send(Ok(()));
@@ -296,6 +324,9 @@ pub fn run_scenario_detailed(
     let groups = sc.flows.len();
     let rcvbuf = plans.iter().map(|p| p.sockbuf).max().unwrap_or(4 << 20);
     threads.receiver = Some(std::thread::spawn(move || {
+        if pin {
+            sys::place(false);
+        }
         let ls = sys::enter_netns(&rcv).and_then(|_| traffic::listen(groups, rcvbuf));
         match ls {
             Ok(ls) => {
@@ -324,6 +355,9 @@ pub fn run_scenario_detailed(
     let snd = topo.snd.clone();
     let (s3, e3) = (sh.clone(), el_shared.clone());
     let sender = std::thread::spawn(move || {
+        if pin {
+            sys::place(false);
+        }
         sys::enter_netns(&snd).map_err(|e| KernelError::Setup(format!("entering {snd}: {e}")))?;
         let out = traffic::send(send_cfg, s3, e3)?;
         Ok::<_, KernelError>(out)
@@ -432,11 +466,21 @@ fn build_result(
                 } else {
                     0.0
                 },
-                rtt_ms: Percentiles {
-                    min: ms(min_rtt),
-                    p50: ms(fo.rtt.quantile(0.5)),
-                    p95: ms(fo.rtt.quantile(0.95)),
-                    p99: ms(fo.rtt.quantile(0.99)),
+                rtt_ms: match el.flow_rtt.get(i).filter(|h| h.count() > 0) {
+                    // Per-ACK samples taken by the element, as the simulator records them.
+                    Some(h) => Percentiles {
+                        min: ms(h.min()),
+                        p50: ms(h.quantile(0.5)),
+                        p95: ms(h.quantile(0.95)),
+                        p99: ms(h.quantile(0.99)),
+                    },
+                    // No sample (e.g. no ACK got through): the sender's smoothed RTT.
+                    None => Percentiles {
+                        min: ms(min_rtt),
+                        p50: ms(fo.rtt.quantile(0.5)),
+                        p95: ms(fo.rtt.quantile(0.95)),
+                        p99: ms(fo.rtt.quantile(0.99)),
+                    },
                 },
                 fct_s: completed_rel.map(|c| c.saturating_sub(p.start_ns) as f64 / 1e9),
                 size_bytes: p.size,

@@ -66,6 +66,33 @@ pub fn set_realtime(prio: i32) -> bool {
 /// Open a TUN device (IFF_TUN | IFF_NO_PI, non-blocking) named `name` in the calling
 /// thread's network namespace.
 pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
+    open_tun_with(name, false)
+}
+
+/// `IFF_VNET_HDR`: every read/write carries a 10-byte `virtio_net_hdr` first.
+pub const IFF_VNET_HDR: libc::c_int = 0x4000;
+/// `TUNSETOFFLOAD` = `_IOW('T', 208, unsigned int)`.
+pub const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+pub const TUN_F_CSUM: libc::c_uint = 0x01;
+pub const TUN_F_TSO4: libc::c_uint = 0x02;
+pub const TUN_F_USO4: libc::c_uint = 0x20;
+/// Size of `struct virtio_net_hdr`.
+pub const VNET_HDR_LEN: usize = 10;
+
+/// Open a TUN device; with `gso`, with `IFF_VNET_HDR` and offloads `CSUM | TSO4` (plus
+/// `USO4` when the kernel has it) so the stack hands GSO super-packets over whole.
+/// Returns the fd and the offload flags that were accepted (0 without `gso`).
+pub fn open_tun_gso(name: &str) -> io::Result<(OwnedFd, libc::c_uint)> {
+    let fd = open_tun_with(name, true)?;
+    let mut flags = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_USO4;
+    if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD as _, flags as libc::c_ulong) } < 0 {
+        flags = TUN_F_CSUM | TUN_F_TSO4;
+        cvt(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD as _, flags as libc::c_ulong) })?;
+    }
+    Ok((fd, flags))
+}
+
+fn open_tun_with(name: &str, vnet: bool) -> io::Result<OwnedFd> {
     let fd = cvt(unsafe {
         libc::open(
             c"/dev/net/tun".as_ptr(),
@@ -81,7 +108,8 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
     }
     let mut req = IfReq {
         name: [0; 16],
-        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI | if vnet { IFF_VNET_HDR } else { 0 })
+            as libc::c_short,
         _pad: [0; 22],
     };
     let b = name.as_bytes();
@@ -92,6 +120,23 @@ pub fn open_tun(name: &str) -> io::Result<OwnedFd> {
 
 pub fn read_fd(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Write one buffer made of several slices (one packet for a TUN device).
+pub fn writev_fd(fd: RawFd, parts: &[&[u8]]) -> io::Result<usize> {
+    let iov: Vec<libc::iovec> = parts
+        .iter()
+        .map(|p| libc::iovec {
+            iov_base: p.as_ptr() as *mut _,
+            iov_len: p.len(),
+        })
+        .collect();
+    let n = unsafe { libc::writev(fd, iov.as_ptr(), iov.len() as _) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -429,5 +474,49 @@ pub fn interrupted() -> Option<i32> {
     match INTERRUPTED.load(Ordering::SeqCst) {
         0 => None,
         s => Some(s),
+    }
+}
+
+// ---- CPU placement ---------------------------------------------------------------------
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+/// Restrict the calling thread to `cpus` (best effort; false if not applied).
+pub fn pin_thread(cpus: &[usize]) -> bool {
+    if cpus.is_empty() {
+        return false;
+    }
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+}
+
+/// Where a run's threads go: the element alone on the last allowed CPU, the endpoints
+/// (sender, receiver) on the others; `None` with fewer than two CPUs.
+pub fn placement() -> Option<(Vec<usize>, Vec<usize>)> {
+    let cpus = allowed_cpus();
+    if cpus.len() < 2 {
+        return None;
+    }
+    let (rest, last) = cpus.split_at(cpus.len() - 1);
+    Some((last.to_vec(), rest.to_vec()))
+}
+
+/// Pin the calling thread as the element (`element` true) or an endpoint, per [`placement`].
+pub fn place(element: bool) {
+    if let Some((e, r)) = placement() {
+        pin_thread(if element { &e } else { &r });
     }
 }

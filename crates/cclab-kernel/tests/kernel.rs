@@ -88,7 +88,8 @@ fn idle_rtt_is_the_set_rtt() {
             (med - rtt_ms).abs() <= 0.5,
             "median {med} ms for {rtt_ms} ms"
         );
-        assert!((p90 - rtt_ms).abs() <= 0.5, "p90 {p90} ms for {rtt_ms} ms");
+        // Pinned endpoints are woken across CPUs: +0.2-0.6 ms at the tail (docs/kernel.md).
+        assert!((p90 - rtt_ms).abs() <= 0.75, "p90 {p90} ms for {rtt_ms} ms");
     }
     assert!(ours_left().is_empty(), "left {:?}", ours_left());
 }
@@ -162,6 +163,56 @@ fn one_percent_loss_is_per_segment() {
         f.retrans_ratio >= 0.008,
         "retrans ratio {}",
         f.retrans_ratio
+    );
+}
+
+/// GSO mode: super-packets cross the element whole, loss stays per 1448-byte segment
+/// (super-packets that lose a segment are split), and the per-ACK RTT samples the element
+/// takes sit at the path's RTT.
+#[test]
+fn gso_mode_keeps_loss_per_segment() {
+    let Some(_g) = lab("gso_mode_keeps_loss_per_segment", &["bbr"]) else {
+        return;
+    };
+    let opts = KernelOptions {
+        mode: Some(ElementMode::Gso),
+        ..Default::default()
+    };
+    let r = run_scenario_detailed(&scenario(500e6, 10.0, 1.0, 0.01, "bbr", 5.0), &opts).unwrap();
+    let e = &r.element;
+    let ratio = e.drops_random as f64 / e.data_pkts_in as f64;
+    eprintln!(
+        "gso: data {} dropped {} = {ratio}, splits {}, max packet {}, goodput {}",
+        e.data_pkts_in, e.drops_random, e.gso_splits, e.max_packet, r.result.flows[0].goodput_bps
+    );
+    assert!(e.max_packet > 3000, "no super-packets reached the element");
+    assert!(e.gso_splits > 0);
+    assert!(
+        e.data_pkts_in >= 100_000,
+        "only {} data segments",
+        e.data_pkts_in
+    );
+    assert!((ratio - 0.01).abs() <= 0.002, "loss ratio {ratio}");
+    let f = &r.result.flows[0];
+    assert!(
+        f.goodput_bps >= 0.8 * 500e6,
+        "bbr goodput {}",
+        f.goodput_bps
+    );
+    assert!(
+        f.retrans_ratio >= 0.008,
+        "retrans ratio {}",
+        f.retrans_ratio
+    );
+    assert!(
+        (f.rtt_ms.min - 10.0).abs() < 0.5,
+        "min rtt {}",
+        f.rtt_ms.min
+    );
+    assert!(
+        f.rtt_ms.p50 >= 10.0 && f.rtt_ms.p99 <= 10.0 * 3.0,
+        "rtt {:?}",
+        f.rtt_ms
     );
 }
 

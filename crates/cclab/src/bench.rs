@@ -92,3 +92,29 @@ pub fn measure(case: &Case, repeats: u32) -> Measured {
         met_target: best <= case.target_s,
     }
 }
+
+/// `cclab bench --kernel`: the cases (label, element mode, delay in ns). 1500-byte packets
+/// are UDP with the delay one way (the data direction); GSO packets are one paced TCP flow
+/// whose super-packets cross the element whole, the delay being the round-trip time.
+pub fn kernel_cases() -> Vec<(&'static str, cclab_kernel::ElementMode, u64)> {
+    use cclab_kernel::ElementMode::*;
+    vec![
+        ("1500-byte packets (UDP), 0 ms", Segments, 0),
+        ("1500-byte packets (UDP), 50 ms one way", Segments, 50 * MS),
+        ("GSO packets (TCP), 0 ms RTT", Gso, 0),
+        ("GSO packets (TCP), 50 ms RTT", Gso, 50 * MS),
+    ]
+}
+
+/// One `cclab bench --kernel` case.
+pub fn kernel_case(
+    mode: cclab_kernel::ElementMode,
+    delay_ns: u64,
+    secs: f64,
+) -> Result<cclab_kernel::Capacity, cclab_kernel::KernelError> {
+    let timing = cclab_kernel::ElementTiming::Hybrid;
+    match mode {
+        cclab_kernel::ElementMode::Segments => cclab_kernel::capacity_sweep(mode, delay_ns, secs, timing),
+        cclab_kernel::ElementMode::Gso => cclab_kernel::tcp_capacity_sweep(mode, delay_ns, secs.max(3.0), timing),
+    }
+}

@@ -1,9 +1,9 @@
 //! A small driver of the kernel backend for tests, benchmarks and debugging:
 //!
 //! ```text
-//! cclab-kernel-probe run [--rate BPS] [--rtt-ms MS] [--bdp X] [--loss P] [--cc NAME] [--secs S] [--flows N] [--timing spin|sleep|hybrid]
+//! cclab-kernel-probe run [--rate BPS] [--rtt-ms MS] [--bdp X] [--loss P] [--cc NAME] [--secs S] [--flows N] [--timing spin|sleep|hybrid] [--mode segments|gso]
 //! cclab-kernel-probe rtt [--rtt-ms MS] [--n N] [--timing ...]
-//! cclab-kernel-probe bench [--secs S] [--timing ...]
+//! cclab-kernel-probe bench [--secs S] [--timing ...] [--mode segments|gso]
 //! cclab-kernel-probe doctor | clean
 //! ```
 //! `run` prints the RunResult (without series) and the element's statistics as JSON.
@@ -24,6 +24,14 @@ fn timing(args: &[String]) -> ElementTiming {
         "spin" => ElementTiming::Spin,
         "sleep" => ElementTiming::Sleep,
         _ => ElementTiming::Hybrid,
+    }
+}
+
+fn mode(args: &[String]) -> Option<ElementMode> {
+    match arg(args, "--mode", "auto".to_string()).as_str() {
+        "gso" => Some(ElementMode::Gso),
+        "segments" => Some(ElementMode::Segments),
+        _ => None,
     }
 }
 
@@ -58,6 +66,7 @@ fn main() {
             let opts = KernelOptions {
                 timing: timing(&args),
                 realtime: args.iter().any(|a| a == "--rt"),
+                mode: mode(&args),
                 ..Default::default()
             };
             match run_scenario_detailed(&sc, &opts) {
@@ -76,7 +85,8 @@ fn main() {
                             "element": {
                                 "data_pkts_in": e.data_pkts_in, "acks_in": e.acks_in,
                                 "drops_random": e.drops_random, "drops_buffer": e.drops_buffer,
-                                "max_packet": e.max_packet, "packets_read": e.packets_read,
+                                "max_packet": e.max_packet, "packets_read": e.packets_read, "gso_splits": e.gso_splits,
+                                "rtt_elem_ms_p50": q(&e.flow_rtt[0], 0.5) / 1e3, "rtt_elem_ms_p99": q(&e.flow_rtt[0], 0.99) / 1e3,
                                 "lateness_us_p50": q(&e.lateness, 0.5), "lateness_us_p99": q(&e.lateness, 0.99),
                                 "lateness_us_max": e.lateness.max().unwrap_or(0) as f64 / 1e3,
                             }
@@ -110,31 +120,46 @@ fn main() {
         }
         "bench" => {
             let secs = arg(&args, "--secs", 2.0f64);
-            let rates: Vec<f64> = [
-                100e6, 200e6, 400e6, 600e6, 800e6, 1000e6, 1200e6, 1500e6, 2000e6, 3000e6, 4000e6,
-            ]
-            .to_vec();
+            let modes = match mode(&args) {
+                Some(m) => vec![m],
+                None => vec![ElementMode::Segments, ElementMode::Gso],
+            };
             let mut code = 0;
-            for d in [0u64, 50_000_000] {
-                match element_capacity(d, &rates, secs, timing(&args)) {
-                    Ok(pts) => {
-                        for p in &pts {
-                            println!("{}", serde_json::to_string(p).unwrap());
+            for m in modes {
+                for d in [0u64, 50_000_000] {
+                    match capacity_sweep(m, d, secs, timing(&args)) {
+                        Ok(c) => {
+                            for p in &c.points {
+                                println!("{}", serde_json::to_string(p).unwrap());
+                            }
+                            println!("{c}");
                         }
-                        let cap = pts
-                            .iter()
-                            .filter(|p| p.loss <= 0.01 && p.sent_bps >= 0.95 * p.offered_bps)
-                            .map(|p| p.offered_bps)
-                            .fold(0.0, f64::max);
-                        println!("capacity at {} ms one-way delay: {:.0} Mbit/s of 1500-byte packets (<= 1% loss)", d / 1_000_000, cap / 1e6);
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        code = 1;
+                        Err(e) => {
+                            eprintln!("error: {e}");
+                            code = 1;
+                        }
                     }
                 }
             }
             code
+        }
+        "tcpbench" => {
+            let secs = arg(&args, "--secs", 4.0f64);
+            let m = mode(&args).unwrap_or(ElementMode::Gso);
+            let rtt = (arg(&args, "--rtt-ms", 50.0f64) * 1e6) as u64;
+            match tcp_capacity_sweep(m, rtt, secs, timing(&args)) {
+                Ok(c) => {
+                    for p in &c.points {
+                        println!("{}", serde_json::to_string(p).unwrap());
+                    }
+                    println!("{c}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            }
         }
         "doctor" => {
             print!("{}", doctor());
