@@ -133,6 +133,22 @@ fn cubic_fills_10_and_100_mbit() {
     assert!(ours_left().is_empty());
 }
 
+/// The third rate of the check: 1 Gbit/s, 20 ms (the element runs in GSO mode here).
+#[test]
+fn cubic_fills_1_gbit() {
+    let Some(_g) = lab("cubic_fills_1_gbit", &["cubic"]) else {
+        return;
+    };
+    let rate = 1e9;
+    let r = run_scenario_detailed(&scenario(rate, 20.0, 1.0, 0.0, "cubic", 5.0), &KernelOptions::default()).unwrap();
+    let f = &r.result.flows[0];
+    eprintln!("{rate}: goodput {} util {}", f.goodput_bps, r.result.link.utilization);
+    assert_eq!(r.cc_used, ["cubic"]);
+    assert!(f.goodput_bps >= 0.9 * rate, "goodput {} of {rate}", f.goodput_bps);
+    assert!(r.result.link.utilization >= 0.9 && r.result.link.utilization <= 1.0);
+    assert!(ours_left().is_empty());
+}
+
 #[test]
 fn one_percent_loss_is_per_segment() {
     let Some(_g) = lab("one_percent_loss_is_per_segment", &["bbr"]) else {

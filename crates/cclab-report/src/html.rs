@@ -286,6 +286,7 @@ fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: 
         page.figure(&format!("{name}-{what}"), svg, false);
     }
     page.body.push_str("</div>");
+    seeds_table(&mut page.body, doc);
     summary_table(&mut page.body, doc, pal);
     // Runs.
     page.body.push_str("<h3>Runs over time</h3>");
@@ -362,6 +363,46 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
     let wide = c.bars.len() > 10;
     let c = BarChart { width: if wide { (140.0 + 90.0 * c.bars.len() as f64).min(1300.0) } else { 640.0 }, height: if wide { 360.0 } else { 300.0 }, ..c };
     (plot::bar_chart(&c, id), wide)
+}
+
+/// With `--repeat`: one row per matrix point and flow, median [min-max] over the seeds.
+fn seeds_table(out: &mut String, doc: &ResultsDoc) {
+    let groups = crate::table::groups(doc);
+    if !groups.iter().any(|g| g.len() > 1) {
+        return;
+    }
+    let keys: Vec<String> = doc.runs.first().map(|r| r.params.keys().cloned().collect()).unwrap_or_default();
+    out.push_str("<h3>Median over seeds [min-max]</h3><div class=\"tablewrap\"><table class=\"summary seeds\"><thead><tr><th>#</th>");
+    for k in &keys {
+        let _ = write!(out, "<th>{}</th>", esc(&key_name(k)));
+    }
+    out.push_str("<th class=\"n\">seeds</th><th>flow</th><th>cc</th><th class=\"n\">goodput</th><th class=\"n\">retransmits</th><th class=\"n\">RTT p50</th><th class=\"n\">RTT p99</th><th class=\"n\">FCT</th></tr></thead><tbody>");
+    for (i, g) in groups.iter().enumerate() {
+        let run = g[0];
+        for (j, f) in run.flows.iter().enumerate() {
+            let col = |pick: &dyn Fn(&cclab_results::FlowResult) -> f64| -> Vec<f64> { g.iter().map(|r| pick(&r.flows[j])).collect() };
+            out.push_str(if j == 0 { "<tr class=\"runstart\">" } else { "<tr>" });
+            let _ = write!(out, "<td>{}</td>", if j == 0 { (i + 1).to_string() } else { String::new() });
+            for k in &keys {
+                let v = if j == 0 { run.params.get(k).map(|v| units::param(k, v)).unwrap_or_default() } else { String::new() };
+                let _ = write!(out, "<td>{}</td>", esc(&v));
+            }
+            let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
+            let _ = write!(
+                out,
+                "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                g.len(),
+                f.id,
+                esc(&f.cc),
+                esc(&crate::table::agg(col(&|f| f.goodput_bps), units::rate)),
+                esc(&crate::table::agg(col(&|f| f.retrans_ratio), units::pct)),
+                esc(&crate::table::agg(col(&|f| f.rtt_ms.p50), units::ms)),
+                esc(&crate::table::agg(col(&|f| f.rtt_ms.p99), units::ms)),
+                if fcts.is_empty() { "–".to_string() } else { esc(&crate::table::agg(fcts, units::secs)) }
+            );
+        }
+    }
+    out.push_str("</tbody></table></div><h3>Every run</h3>");
 }
 
 fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {

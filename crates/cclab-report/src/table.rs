@@ -38,7 +38,7 @@ impl Grid {
 }
 
 /// Runs with the same params (the seeds of one matrix point under `--repeat`), in order.
-fn groups(doc: &ResultsDoc) -> Vec<Vec<&RunResult>> {
+pub(crate) fn groups(doc: &ResultsDoc) -> Vec<Vec<&RunResult>> {
     let mut out: Vec<Vec<&RunResult>> = Vec::new();
     for r in &doc.runs {
         match out.last_mut() {
@@ -60,7 +60,7 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// One value, or `median [min-max]` over seeds.
-fn agg(mut v: Vec<f64>, fmt: impl Fn(f64) -> String) -> String {
+pub(crate) fn agg(mut v: Vec<f64>, fmt: impl Fn(f64) -> String) -> String {
     if v.len() == 1 {
         return fmt(v[0]);
     }

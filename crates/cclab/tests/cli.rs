@@ -135,3 +135,22 @@ fn calibrate_sim_only_covers_the_matrix() {
     }
     assert!(std::fs::read_to_string(d.join("calibration.md")).unwrap().contains("| scenario | params |"));
 }
+
+#[test]
+fn repeat_reports_median_and_range() {
+    let d = tmpdir("rep");
+    let f = d.join("s.toml");
+    std::fs::write(&f, SMALL).unwrap();
+    let out_dir = d.join("res");
+    let out = cclab().args(["run", "-q", "--repeat", "3", "--set", "link.loss=1%", "--out"]).arg(&out_dir).arg(&f).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("seeds"), "{table}");
+    // cubic and bbr rows, each "median [min-max]".
+    assert_eq!(table.lines().filter(|l| l.contains(" [") && (l.contains("cubic") || l.contains("bbr"))).count(), 2, "{table}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    let seeds: Vec<u64> = v["runs"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds, [1, 2, 3, 1, 2, 3]);
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("Median over seeds"));
+}
