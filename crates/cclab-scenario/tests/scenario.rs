@@ -1195,7 +1195,15 @@ fn docs_examples_parse() {
         .skip(1)
         .map(|b| b.split("```").next().unwrap())
         .collect();
+    // Whole scenarios (with a name) are checked below; the [reference] fragment must load
+    // when appended to a minimal scenario.
+    let (blocks, fragments): (Vec<&str>, Vec<&str>) = blocks.into_iter().partition(|b| b.contains("name ="));
     assert_eq!(blocks.len(), 2, "toml examples in the doc");
+    for f in fragments {
+        let text = format!("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"1mbit\"\nrtt = \"1ms\"\n[[flows]]\ncc = \"bbr\"\n{f}");
+        let pts = load(&text).expand().unwrap();
+        assert!(pts[0].scenario.reference.as_ref().unwrap()["results"][0]["goodput"].is_string());
+    }
     let lan = load(blocks[0]).expand().unwrap();
     assert_eq!(lan.len(), 1);
     assert_eq!(lan[0].scenario.link.loss, 0.01);
