@@ -169,7 +169,7 @@ mod tests {
             }
             assert_eq!(newly as usize, naive.len() - before);
         }
-        let from_rs: Vec<u64> = rs.iter().flat_map(|r| r).collect();
+        let from_rs: Vec<u64> = rs.iter().flatten().collect();
         assert_eq!(from_rs, naive.into_iter().collect::<Vec<_>>());
     }
 }

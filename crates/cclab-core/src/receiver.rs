@@ -65,9 +65,6 @@ pub struct Receiver {
     delivered_bytes: u64,
     /// Time the last byte of a sized transfer arrived.
     completed_at: Option<Nanos>,
-    pub segments_received: u64,
-    pub duplicate_segments: u64,
-    pub acks_sent: u64,
 }
 
 impl Receiver {
@@ -86,9 +83,6 @@ impl Receiver {
             dup_ack_counter: 0,
             delivered_bytes: 0,
             completed_at: None,
-            segments_received: 0,
-            duplicate_segments: 0,
-            acks_sent: 0,
         }
     }
 
@@ -120,12 +114,10 @@ impl Receiver {
 
     /// A data segment arrived at `now`. Returns the ACK to send now, if any.
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) -> Option<Ack> {
-        self.segments_received += 1;
         let mut ack_now = false;
         let mut dup = false;
         if seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq) {
             // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
-            self.duplicate_segments += 1;
             self.quickacks = MAX_QUICKACKS;
             ack_now = true;
             dup = true;
@@ -210,7 +202,6 @@ impl Receiver {
         self.compressed_acks = 0;
         self.rcv_wup = self.rcv_nxt;
         self.quickacks = self.quickacks.saturating_sub(1);
-        self.acks_sent += 1;
         let mut ack = Ack { cum: self.rcv_nxt, sack: [SackBlock::default(); MAX_SACK_BLOCKS], n_sack: 0, delayed, dsack };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;

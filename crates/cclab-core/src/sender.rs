@@ -404,7 +404,7 @@ impl Sender {
             self.rack_detect_loss(now);
             if self.tp.lost > lost_before && self.tp.ca_state != CaState::Recovery {
                 self.enter_recovery();
-                if !self.cc_is_model_based() {
+                if !self.model_based {
                     let lost = (self.tp.lost - lost_before) as u32;
                     self.prr(1, lost, false);
                 }
@@ -418,10 +418,6 @@ impl Sender {
             self.rto_deadline = None;
             self.on_rto(now);
         }
-    }
-
-    fn cc_is_model_based(&self) -> bool {
-        self.model_based
     }
 
     /// `tcp_schedule_loss_probe()`.
@@ -819,7 +815,7 @@ impl Sender {
 
     /// `tcp_end_cwnd_reduction()`.
     fn end_cwnd_reduction(&mut self) {
-        if self.cc_is_model_based() {
+        if self.model_based {
             return;
         }
         if self.tp.snd_ssthresh < crate::cc::TCP_INFINITE_SSTHRESH {

@@ -79,43 +79,13 @@ fn one_point(
     mode: ElementMode,
 ) -> Result<CapacityPoint, KernelError> {
     let el_shared = Arc::new(ElementShared::new());
-    let cfg = element::ElementConfig {
-        rate_bps: 1e12,
-        buffer_bytes: 1 << 30,
-        loss: 0.0,
-        ack_loss: 0.0,
-        seed: 1,
-        rtt_ns: 2 * delay,
-        group_extra_ns: vec![0],
-        flow_group: vec![],
-        timing,
-        realtime: false,
-        mode,
-        pin: true,
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let rtr = topo.rtr.clone();
-    let els = el_shared.clone();
-    let el = std::thread::spawn(move || {
-        match sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode)) {
-            Ok(t) => {
-                let _ = tx.send(Ok(()));
-                element::run(t, cfg, els)
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                Ok(Default::default())
-            }
-        }
-    });
+    let cfg = bench_element(2 * delay, vec![], timing, mode);
+    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
     let stop_el = |el: std::thread::JoinHandle<std::io::Result<element::ElementStats>>| {
         el_shared.stop.store(true, Ordering::SeqCst);
         el.join()
     };
-    if let Err(e) = rx
-        .recv()
-        .unwrap_or(Err(std::io::Error::other("element died")))
-    {
+    if let Err(e) = ready {
         let _ = stop_el(el);
         return Err(KernelError::Setup(format!("TUN: {e}")));
     }
@@ -290,36 +260,11 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
     let cfg = element::ElementConfig {
         rate_bps: 1e9,
         buffer_bytes: 1 << 20,
-        loss: 0.0,
-        ack_loss: 0.0,
-        seed: 1,
-        rtt_ns,
-        group_extra_ns: vec![0],
-        flow_group: vec![],
-        timing,
-        realtime: false,
-        mode: ElementMode::Segments,
-        pin: true,
+        ..bench_element(rtt_ns, vec![], timing, ElementMode::Segments)
     };
-    let rtr = topo.rtr.clone();
-    let els = el_shared.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let el = std::thread::spawn(move || {
-        match sys::enter_netns(&rtr).and_then(|_| sys::open_tun(topo::TUN)) {
-            Ok(t) => {
-                let _ = tx.send(Ok(()));
-                element::run(t, cfg, els)
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                Ok(Default::default())
-            }
-        }
-    });
+    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
     let res = (|| {
-        rx.recv()
-            .unwrap_or(Err(std::io::Error::other("element died")))
-            .map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
+        ready.map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
         topo.route_through_tun(PKT as u32)?;
         let rcv = topo.rcv.clone();
         let l = sys::in_netns(&rcv, || {
@@ -347,13 +292,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
                     tv_sec: 5,
                     tv_usec: 0,
                 };
-                let b = unsafe {
-                    std::slice::from_raw_parts(
-                        (&tv as *const libc::timeval).cast::<u8>(),
-                        std::mem::size_of::<libc::timeval>(),
-                    )
-                };
-                sys::setsockopt_raw(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDTIMEO, b)?;
+                sys::setsockopt_struct(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDTIMEO, &tv)?;
                 let t = sys::now_ns();
                 sys::connect(s.as_raw_fd(), addr::receiver(0), addr::RECEIVER_PORT)?;
                 v.push(sys::now_ns() - t);
@@ -482,38 +421,10 @@ pub fn tcp_capacity_point(
         group_init_cwnd: vec![10],
     })?;
     let el_shared = Arc::new(ElementShared::new());
-    let cfg = element::ElementConfig {
-        rate_bps: 1e12,
-        buffer_bytes: 1 << 30,
-        loss: 0.0,
-        ack_loss: 0.0,
-        seed: 1,
-        rtt_ns,
-        group_extra_ns: vec![0],
-        flow_group: vec![0],
-        timing,
-        realtime: false,
-        mode,
-        pin: true,
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (rtr, els) = (topo.rtr.clone(), el_shared.clone());
-    let el = std::thread::spawn(move || {
-        match sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode)) {
-            Ok(t) => {
-                let _ = tx.send(Ok(()));
-                element::run(t, cfg, els)
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                Ok(Default::default())
-            }
-        }
-    });
+    let cfg = bench_element(rtt_ns, vec![0], timing, mode);
+    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
     let res = (|| -> Result<(u64, u64, f64, u64, u64), KernelError> {
-        rx.recv()
-            .unwrap_or(Err(std::io::Error::other("element died")))
-            .map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
+        ready.map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
         topo.route_through_tun(PKT as u32)?;
         el_shared.count_from.store(0, Ordering::SeqCst);
         let bdp = (rate_bps / 8.0 * rtt_ns as f64 / 1e9) as i32;
@@ -576,17 +487,7 @@ pub fn tcp_capacity_point(
                 libc::SO_MAX_PACING_RATE,
                 &pace.to_ne_bytes(),
             )?;
-            let linger = libc::linger {
-                l_onoff: 1,
-                l_linger: 0,
-            };
-            let lb = unsafe {
-                std::slice::from_raw_parts(
-                    (&linger as *const libc::linger).cast::<u8>(),
-                    std::mem::size_of::<libc::linger>(),
-                )
-            };
-            sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_LINGER, lb)?;
+            sys::set_abortive_close(fd)?;
             sys::connect(fd, addr::receiver(0), addr::RECEIVER_PORT)?;
             sys::set_nonblocking(fd)?;
             let zeros = vec![0u8; 1 << 20];
@@ -686,4 +587,22 @@ pub fn tcp_capacity_sweep(
         }
     }
     Ok(Capacity::from_points(mode, rtt_ns / 2, pts))
+}
+
+/// An element that only delays: no rate limit to speak of, no buffer limit, no loss, pinned.
+fn bench_element(rtt_ns: u64, flow_group: Vec<u32>, timing: ElementTiming, mode: ElementMode) -> element::ElementConfig {
+    element::ElementConfig {
+        rate_bps: 1e12,
+        buffer_bytes: 1 << 30,
+        loss: 0.0,
+        ack_loss: 0.0,
+        seed: 1,
+        rtt_ns,
+        group_extra_ns: vec![0],
+        flow_group,
+        timing,
+        realtime: false,
+        mode,
+        pin: true,
+    }
 }

@@ -644,6 +644,32 @@ impl El<'_> {
     }
 }
 
+/// Starts the element on a thread inside namespace `ns`: opens the TUN device for
+/// `cfg.mode` and runs until `shared.stop`. Returns once the device exists, with the error if
+/// it could not be opened (the thread has then already ended).
+pub fn spawn(
+    ns: String,
+    cfg: ElementConfig,
+    shared: Arc<ElementShared>,
+) -> (std::thread::JoinHandle<io::Result<ElementStats>>, io::Result<()>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mode = cfg.mode;
+    let handle = std::thread::spawn(move || {
+        match sys::enter_netns(&ns).and_then(|_| open_tun(crate::topo::TUN, mode)) {
+            Ok(t) => {
+                let _ = tx.send(Ok(()));
+                run(t, cfg, shared)
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                Ok(ElementStats::default())
+            }
+        }
+    });
+    let ready = rx.recv().unwrap_or_else(|_| Err(io::Error::other("the element thread died")));
+    (handle, ready)
+}
+
 /// Runs the element on `tun` until `shared.stop`; call on a thread inside the router namespace.
 pub fn run(
     tun: OwnedFd,

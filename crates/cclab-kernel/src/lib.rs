@@ -180,6 +180,25 @@ pub fn check_privileges() -> Result<(), KernelError> {
     }
 }
 
+/// Why this machine cannot run the lab with controllers `ccs`, or `None` if it can: not
+/// privileged, no `/dev/net/tun`, no iproute2 `ip`, or a controller the kernel lacks. Tests use
+/// it to print an explicit SKIP.
+pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
+    if check_privileges().is_err() {
+        return Some("not root (the kernel backend needs CAP_NET_ADMIN + CAP_SYS_ADMIN)".into());
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        return Some("no iproute2 `ip`".into());
+    }
+    let avail = available_ccs();
+    ccs.iter()
+        .find(|cc| !avail.iter().any(|a| a == *cc))
+        .map(|cc| format!("kernel has no {cc} (has: {})", avail.join(" ")))
+}
+
 /// A run's result plus what only the kernel lab measures.
 #[derive(Clone, Debug)]
 pub struct KernelRun {
@@ -291,26 +310,9 @@ pub fn run_scenario_detailed(
         pin: opts.pin,
     };
     let pin = opts.pin;
-    let mode = el_cfg.mode;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let rtr = topo.rtr.clone();
-    let els = el_shared.clone();
-    threads.element = Some(std::thread::spawn(move || {
-        let tun = sys::enter_netns(&rtr).and_then(|_| element::open_tun(topo::TUN, mode));
-        match tun {
-            Ok(t) => {
-                let _ = tx.send(Ok(()));
-                element::run(t, el_cfg, els)
-            }
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                Ok(element::ElementStats::default())
-            }
-        }
-    }));
-    rx.recv()
-        .map_err(|_| KernelError::Setup("the element thread died".into()))?
-        .map_err(|e| {
+    let (handle, ready) = element::spawn(topo.rtr.clone(), el_cfg, el_shared.clone());
+    threads.element = Some(handle);
+    ready.map_err(|e| {
             KernelError::Setup(format!(
                 "cannot create the TUN device ({e}); is /dev/net/tun there?"
             ))

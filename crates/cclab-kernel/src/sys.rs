@@ -178,6 +178,18 @@ pub fn wait_readable(fd: RawFd, timeout_ns: Option<u64>) -> io::Result<bool> {
 
 // ---- sockets ---------------------------------------------------------------------------
 
+/// `setsockopt` with a plain C struct value (`timeval`, `linger`, ...).
+pub fn setsockopt_struct<T: Copy>(fd: RawFd, level: libc::c_int, opt: libc::c_int, val: &T) -> io::Result<()> {
+    // SAFETY: `T` is a plain-old-data C struct; the kernel reads `size_of::<T>()` bytes of it.
+    let bytes = unsafe { std::slice::from_raw_parts((val as *const T).cast::<u8>(), std::mem::size_of::<T>()) };
+    setsockopt_raw(fd, level, opt, bytes)
+}
+
+/// Close with RST (`SO_LINGER` 0): nothing keeps sending after a run.
+pub fn set_abortive_close(fd: RawFd) -> io::Result<()> {
+    setsockopt_struct(fd, libc::SOL_SOCKET, libc::SO_LINGER, &libc::linger { l_onoff: 1, l_linger: 0 })
+}
+
 pub fn setsockopt_raw(
     fd: RawFd,
     level: libc::c_int,

@@ -111,7 +111,6 @@ impl Topology {
         let mtu = cfg.mtu.to_string();
         // Per-namespace sysctls (never the host's).
         for ns in [s, r, c] {
-            let ns2 = ns.to_string();
             let is_rtr = ns == r;
             sys::in_netns(ns, move || {
                 sys::write_sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
@@ -126,7 +125,6 @@ impl Topology {
                     // No route metrics cached between the flows of a run.
                     sys::write_sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
                 }
-                let _ = ns2;
                 Ok(())
             })
             .map_err(|e| KernelError::Setup(format!("setting sysctls in {ns}: {e}")))?;

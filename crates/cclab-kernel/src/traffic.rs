@@ -245,19 +245,7 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
             .map_err(|e| io("SO_SNDBUFFORCE", e))?;
         sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)
             .map_err(|e| io("SO_REUSEADDR", e))?;
-        // Close with RST: nothing keeps sending after the run.
-        let linger = libc::linger {
-            l_onoff: 1,
-            l_linger: 0,
-        };
-        let lb = unsafe {
-            std::slice::from_raw_parts(
-                (&linger as *const libc::linger).cast::<u8>(),
-                std::mem::size_of::<libc::linger>(),
-            )
-        };
-        sys::setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_LINGER, lb)
-            .map_err(|e| io("SO_LINGER", e))?;
+        sys::set_abortive_close(fd).map_err(|e| io("SO_LINGER", e))?;
         sys::bind(fd, addr::SENDER, addr::FLOW_PORT_BASE + i as u16).map_err(|e| io("bind", e))?;
         sys::set_nonblocking(fd).map_err(|e| io("O_NONBLOCK", e))?;
         sys::connect(fd, addr::receiver(p.group as usize), addr::RECEIVER_PORT)

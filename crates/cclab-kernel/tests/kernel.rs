@@ -18,26 +18,9 @@ fn skip(test: &str, why: &str) {
 
 /// The lab lock, or None (after printing why) when this machine cannot run the lab.
 fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
-    if check_privileges().is_err() {
-        skip(
-            test,
-            "not root (the kernel backend needs CAP_NET_ADMIN + CAP_SYS_ADMIN)",
-        );
+    if let Some(why) = lab_unavailable(ccs) {
+        skip(test, &why);
         return None;
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        skip(test, "no /dev/net/tun");
-        return None;
-    }
-    let avail = available_ccs();
-    for cc in ccs {
-        if !avail.iter().any(|a| a == cc) {
-            skip(
-                test,
-                &format!("kernel has no {cc} (has: {})", avail.join(" ")),
-            );
-            return None;
-        }
     }
     Some(LAB.lock().unwrap_or_else(|e| e.into_inner()))
 }

@@ -511,11 +511,7 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
     s.push_str(&leg);
     // Grid and y ticks.
     let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
-    for t in &yt.ticks {
-        let y = yt.map.px(*t);
-        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(px0), r1(y), r1(px1), r1(y));
-        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", r1(px0 - 6.0), r1(y + 4.0), tick_label(t / yt.div));
-    }
+    y_grid(&mut s, &yt, px0, px1);
     for t in &xt.ticks {
         let x = xt.map.px(*t);
         let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(x), r1(py1), r1(x), r1(py0));
@@ -712,11 +708,7 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
     let mut s = svg_open(w, h, &c.title);
     s.push_str(&leg);
     let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
-    for t in &yt.ticks {
-        let y = yt.map.px(*t);
-        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(px0), r1(y), r1(px1), r1(y));
-        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", r1(px0 - 6.0), r1(y + 4.0), tick_label(t / yt.div));
-    }
+    y_grid(&mut s, &yt, px0, px1);
     let ng = c.groups.len().max(1) as f64;
     let gw = (px1 - px0) / ng;
     for (i, g) in c.groups.iter().enumerate() {
@@ -846,6 +838,15 @@ pub fn downsample(t: &[f64], v: &[f64], max: usize) -> Vec<(f64, f64)> {
         i = end;
     }
     out
+}
+
+/// Horizontal grid lines and their tick labels on the left of the plot area.
+fn y_grid(s: &mut String, yt: &Ticks, px0: f64, px1: f64) {
+    for t in &yt.ticks {
+        let y = yt.map.px(*t);
+        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(px0), r1(y), r1(px1), r1(y));
+        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", r1(px0 - 6.0), r1(y + 4.0), tick_label(t / yt.div));
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The terminal table.
 
 use crate::units;
-use cclab_results::{FlowResult, ResultsDoc, RunResult};
+use cclab_results::{median, FlowResult, ResultsDoc, RunResult};
 
 /// Column-aligned text table.
 struct Grid {
@@ -47,16 +47,6 @@ pub(crate) fn groups(doc: &ResultsDoc) -> Vec<Vec<&RunResult>> {
         }
     }
     out
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// One value, or `median [min-max]` over seeds.

@@ -5,7 +5,7 @@
 //! Field names carry their unit (`_bps`, `_ms`, `_s`); values are SI. This layout is an
 //! interface contract (issue #2): fields may be added, never renamed or removed.
 //!
-//! Also here: [`Histogram`] (bounded-memory percentiles) and [`jain`].
+//! Also here: [`Histogram`] (bounded-memory percentiles), [`median`] and [`jain`].
 
 mod histogram;
 mod series;
@@ -111,6 +111,17 @@ pub struct LinkResult {
     pub queue_delay_ms: QueuePercentiles,
 }
 
+/// Median of a non-empty set of values (sorts `v` in place; mean of the middle two when even).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// Jain's fairness index: (sum x)^2 / (n * sum x^2); 1 for one flow or equal shares.
 pub fn jain(xs: &[f64]) -> f64 {
     let n = xs.len() as f64;
@@ -131,5 +142,11 @@ mod tests {
         assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
         assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
         assert!((jain(&[3.0, 1.0]) - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn median_odd_and_even() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
     }
 }

@@ -190,7 +190,7 @@ impl Simulation {
         }
         self.now = self.end;
         // A final partial bin, so series cover the whole run.
-        if self.cfg.series_interval_ns > 0 && self.t_s.last().map_or(true, |&l| l < self.end as f64 / 1e9 - 1e-9) {
+        if self.cfg.series_interval_ns > 0 && self.t_s.last().is_none_or(|&l| l < self.end as f64 / 1e9 - 1e-9) {
             self.sample();
         }
     }
@@ -320,7 +320,6 @@ impl Simulation {
     /// Build the run record (call after [`Self::run_to_end`]).
     pub fn into_result(self) -> RunResult {
         let end = self.end;
-        let mss = self.cfg.link.mss;
         let first_start = self.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
         let flows: Vec<FlowResult> = self
             .flows
@@ -381,7 +380,6 @@ impl Simulation {
             flows: self.flows.iter().map(|f| f.series.clone()).collect(),
             link_queue_bytes: self.link_queue.clone(),
         });
-        let _ = mss;
         RunResult {
             params: serde_json::Map::new(),
             seed: self.cfg.seed,

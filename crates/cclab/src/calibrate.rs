@@ -11,7 +11,7 @@
 //! retransmit ratio within 1.5x where the kernel's is above 0.1%; RTT p50 within 15%.
 
 use crate::runner::{self, Backend, Error, Plan, RunOptions};
-use cclab_results::{ResultsDoc, RunResult};
+use cclab_results::{median, ResultsDoc, RunResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -110,16 +110,6 @@ fn scenario_files(dir: &Path) -> Result<Vec<String>, Error> {
         return Err(Error::new(format!("{}: no .toml scenarios in the calibration directory", dir.display())));
     }
     Ok(v)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 fn metrics_of(r: &RunResult, flow: usize) -> [(&'static str, f64); 3] {

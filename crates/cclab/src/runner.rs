@@ -46,6 +46,18 @@ impl Error {
     }
 }
 
+impl From<cclab_scenario::ScenarioError> for Error {
+    fn from(e: cclab_scenario::ScenarioError) -> Self {
+        Error::new(e.to_string())
+    }
+}
+
+impl From<cclab_sim::UnsupportedError> for Error {
+    fn from(e: cclab_sim::UnsupportedError) -> Self {
+        Error::new(e.to_string())
+    }
+}
+
 impl From<cclab_kernel::KernelError> for Error {
     fn from(e: cclab_kernel::KernelError) -> Self {
         let exit = match e {
@@ -94,14 +106,14 @@ pub struct Plan {
 
 /// Load, override and expand one scenario file.
 pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
-    let mut file = ScenarioFile::from_file(path).map_err(|e| Error::new(e.to_string()))?;
+    let mut file = ScenarioFile::from_file(path)?;
     for o in &opts.overrides {
-        file.apply_override(o).map_err(|e| Error::new(e.to_string()))?;
+        file.apply_override(o)?;
     }
     if let Some(seed) = opts.seed {
-        file.apply_override(&format!("seed={seed}")).map_err(|e| Error::new(e.to_string()))?;
+        file.apply_override(&format!("seed={seed}"))?;
     }
-    let points = file.expand().map_err(|e| Error::new(e.to_string()))?;
+    let points = file.expand()?;
     let first = points.first().ok_or_else(|| Error::new(format!("{path}: the scenario expands to no runs")))?;
     Ok(Plan {
         path: path.to_string(),
@@ -121,7 +133,7 @@ fn run_job(backend: Backend, job: &Job) -> Result<RunResult, Error> {
     let mut sc = job.point.scenario.clone();
     sc.seed = job.seed;
     let mut r = match backend {
-        Backend::Sim => cclab_sim::run_scenario(&sc).map_err(|e| Error::new(e.to_string()))?,
+        Backend::Sim => cclab_sim::run_scenario(&sc)?,
         Backend::Kernel => cclab_kernel::run_scenario(&sc, &cclab_kernel::KernelOptions::default())?,
     };
     r.params = job.point.params.clone();

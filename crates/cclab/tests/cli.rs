@@ -1,18 +1,7 @@
 //! The `cclab` binary: output formats, overrides and one-line errors.
 
-use std::path::PathBuf;
-use std::process::Command;
-
-fn cclab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cclab"))
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cclab-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{cclab, tmpdir};
 
 const SMALL: &str = r#"
 name = "small"

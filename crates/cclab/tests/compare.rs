@@ -1,19 +1,10 @@
 //! `cclab compare A B`: two sim runs of one scenario with different seeds.
 
+mod common;
+use common::{cclab, tmpdir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn cclab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cclab"))
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cclab-compare-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use std::process::Output;
 
 const SIZED: &str = r#"
 name = "cmp"

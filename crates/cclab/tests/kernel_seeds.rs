@@ -10,37 +10,20 @@
 //! The full rtt-sweep (30 s x 6 runs, ~3.5 min):
 //! `cargo test --release -p cclab --test kernel_seeds -- --ignored`.
 
+mod common;
+use common::{find, goodput};
 use cclab::runner::{execute, plan, Backend, RunOptions};
-use cclab_results::{ResultsDoc, RunResult};
+use cclab_results::ResultsDoc;
 use serde_json::json;
 use std::sync::Mutex;
 
 /// Kernel runs measure real time: never two at once.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn skip_reason() -> Option<String> {
-    if let Err(e) = cclab_kernel::check_privileges() {
-        return Some(e.to_string());
-    }
-    let ccs = cclab_kernel::available_ccs();
-    for cc in ["cubic", "bbr"] {
-        if !ccs.iter().any(|c| c == cc) {
-            return Some(format!("congestion control {cc} not available (have {ccs:?})"));
-        }
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("no /dev/net/tun".into());
-    }
-    if std::process::Command::new("ip").arg("-V").output().is_err() {
-        return Some("no iproute2 `ip`".into());
-    }
-    None
-}
-
 /// Runs scenarios/seeds-kernel/<name>.toml on the kernel backend; None = skipped.
 fn run(name: &str) -> Option<ResultsDoc> {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(why) = skip_reason() {
+    if let Some(why) = cclab_kernel::lab_unavailable(&["cubic", "bbr"]) {
         println!("SKIP: {name}: {why}");
         return None;
     }
@@ -63,17 +46,6 @@ fn run(name: &str) -> Option<ResultsDoc> {
         );
     }
     Some(d)
-}
-
-fn find<'a>(doc: &'a ResultsDoc, want: &[(&str, serde_json::Value)]) -> &'a RunResult {
-    doc.runs
-        .iter()
-        .find(|r| want.iter().all(|(k, v)| r.params.get(*k) == Some(v)))
-        .unwrap_or_else(|| panic!("no run with {want:?}"))
-}
-
-fn goodput(r: &RunResult) -> f64 {
-    r.flows[0].goodput_bps
 }
 
 /// Without loss both fill the link; at 1% CUBIC falls to a fraction, BBR stays near the link.

@@ -6,22 +6,13 @@
 //! `apt-get install -y chromium` (as root); when that fails they print `SKIP: ...` for the
 //! browser part (never a silent pass).
 
+mod common;
+use common::{cclab, tmpdir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-fn cclab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cclab"))
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cclab-report-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn seed(name: &str) -> PathBuf {
     PathBuf::from(format!("{}/../../scenarios/seeds/{name}.toml", env!("CARGO_MANIFEST_DIR")))

@@ -1,25 +1,16 @@
 //! Each seed scenario (scenarios/seeds/, one per field report in shared/seeds.md) shows the
 //! relation that report published, on the sim backend.
 
+mod common;
+use common::{find, goodput};
 use cclab::runner::{execute, plan, RunOptions};
-use cclab_results::{ResultsDoc, RunResult};
+use cclab_results::ResultsDoc;
 
 fn run(name: &str) -> ResultsDoc {
     let path = format!("{}/../../scenarios/seeds/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let opts = RunOptions::default();
     let p = plan(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
     execute(&[p], &opts).unwrap_or_else(|e| panic!("{e}")).remove(0)
-}
-
-fn find<'a>(doc: &'a ResultsDoc, want: &[(&str, serde_json::Value)]) -> &'a RunResult {
-    doc.runs
-        .iter()
-        .find(|r| want.iter().all(|(k, v)| r.params.get(*k) == Some(v)))
-        .unwrap_or_else(|| panic!("no run with {want:?}"))
-}
-
-fn goodput(r: &RunResult) -> f64 {
-    r.flows[0].goodput_bps
 }
 
 use serde_json::json;

@@ -378,6 +378,6 @@ impl SplitMix64 {
     }
     /// Uniform integer in `[0, n)` (`get_random_u32_below`).
     pub fn below(&mut self, n: u32) -> u32 {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as u32
+        (((self.next_u64() >> 32) * n as u64) >> 32) as u32
     }
 }

@@ -127,18 +127,7 @@ fn main() {
             let mut code = 0;
             for m in modes {
                 for d in [0u64, 50_000_000] {
-                    match capacity_sweep(m, d, secs, timing(&args)) {
-                        Ok(c) => {
-                            for p in &c.points {
-                                println!("{}", serde_json::to_string(p).unwrap());
-                            }
-                            println!("{c}");
-                        }
-                        Err(e) => {
-                            eprintln!("error: {e}");
-                            code = 1;
-                        }
-                    }
+                    code = code.max(print_sweep(capacity_sweep(m, d, secs, timing(&args))));
                 }
             }
             code
@@ -147,19 +136,7 @@ fn main() {
             let secs = arg(&args, "--secs", 4.0f64);
             let m = mode(&args).unwrap_or(ElementMode::Gso);
             let rtt = (arg(&args, "--rtt-ms", 50.0f64) * 1e6) as u64;
-            match tcp_capacity_sweep(m, rtt, secs, timing(&args)) {
-                Ok(c) => {
-                    for p in &c.points {
-                        println!("{}", serde_json::to_string(p).unwrap());
-                    }
-                    println!("{c}");
-                    0
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    1
-                }
-            }
+            print_sweep(tcp_capacity_sweep(m, rtt, secs, timing(&args)))
         }
         "doctor" => {
             print!("{}", doctor());
@@ -181,4 +158,21 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// Print a capacity sweep (one JSON line per point, then the summary); exit code 0 or 1.
+fn print_sweep(r: Result<Capacity, KernelError>) -> i32 {
+    match r {
+        Ok(c) => {
+            for p in &c.points {
+                println!("{}", serde_json::to_string(p).unwrap());
+            }
+            println!("{c}");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
 }
