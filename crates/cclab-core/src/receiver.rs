@@ -2,9 +2,16 @@
 //!
 //! ACK policy as Linux (`__tcp_ack_snd_check()` in net/ipv4/tcp_input.c):
 //! - ACK at once when more than one full segment of in-order data is unacknowledged (every
-//!   second segment), while in quick-ACK mode (the first 16 ACKs of a connection,
-//!   `TCP_MAX_QUICKACKS`, and again after a duplicate segment), and when a segment fills a
-//!   hole (`ICSK_ACK_NOW`);
+//!   second segment), while in quick-ACK mode, and when a segment fills a hole
+//!   (`ICSK_ACK_NOW`). Quick-ACK mode (`tcp_incr_quickack()`) gives min(window / 2 segments,
+//!   16) immediate ACKs at the first data and again after a duplicate segment
+//!   (`TCP_MAX_QUICKACKS`);
+//! - while the receive window is still opening, every segment is ACKed at once: Linux grows
+//!   `rcv_ssthresh` (the window it is willing to advertise) by two segments per arriving
+//!   segment from 10 segments up to its clamp (`tcp_grow_window()`), and each step sets one
+//!   quick ACK (`icsk_ack.quick |= 1`). With a socket buffer of some megabytes that lasts
+//!   thousands of segments, i.e. the whole of slow start, where it makes the sender's bursts
+//!   smaller than with an ACK per two segments;
 //! - with out-of-order data queued, the first 3 ACKs per `rcv_nxt` value go out at once; after
 //!   that SACKs are compressed (`tcp_comp_sack_*`): one ACK per min(1 ms, RTT/20) or per 44
 //!   segments, whichever comes first;
@@ -42,7 +49,14 @@ pub struct ReceiverConfig {
     /// The receiver's RTT estimate, used to size SACK compression. Linux measures it from
     /// TCP timestamps (`rcv_rtt_est`); this model carries none, so the driver supplies it.
     pub rtt_hint: Nanos,
+    /// Largest receive window the receiver will open, bytes (Linux `window_clamp`, about
+    /// 1.25 x the socket buffer set by `SO_RCVBUF`). The window starts at 10 segments and
+    /// grows towards it (see the module docs).
+    pub window_clamp: u64,
 }
+
+/// Initial receive window, segments (`TCP_INIT_CWND` x advmss in `tcp_init_buffer_space()`).
+pub const INIT_RCV_WND_SEGS: u64 = 10;
 
 #[derive(Debug)]
 pub struct Receiver {
@@ -56,6 +70,10 @@ pub struct Receiver {
     /// One sequence number inside each recently reported SACK block, newest first.
     recent: VecDeque<u64>,
     quickacks: u32,
+    /// The window the receiver is willing to advertise, bytes (`rcv_ssthresh`).
+    rcv_ssthresh: u64,
+    /// Whether any data arrived yet (Linux: `icsk_ack.ato` still 0).
+    got_data: bool,
     delack_deadline: Option<Nanos>,
     comp_deadline: Option<Nanos>,
     compressed_acks: u32,
@@ -69,13 +87,16 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn new(cfg: ReceiverConfig) -> Self {
+        let rcv_ssthresh = (INIT_RCV_WND_SEGS * cfg.mss as u64).min(cfg.window_clamp);
         Receiver {
+            rcv_ssthresh,
+            got_data: false,
             cfg,
             rcv_nxt: 0,
             rcv_wup: 0,
             ooo: RangeSet::new(),
             recent: VecDeque::with_capacity(REMEMBERED_BLOCKS + 1),
-            quickacks: MAX_QUICKACKS,
+            quickacks: 0,
             delack_deadline: None,
             comp_deadline: None,
             compressed_acks: 0,
@@ -112,16 +133,43 @@ impl Receiver {
         self.rcv_nxt
     }
 
+    /// The window the receiver is willing to advertise, bytes (`rcv_ssthresh`).
+    pub fn window(&self) -> u64 {
+        self.rcv_ssthresh
+    }
+
+    /// `tcp_incr_quickack()`: at least min(window / 2 segments, 16) quick ACKs.
+    fn incr_quickack(&mut self) {
+        let q = (self.rcv_ssthresh / (2 * self.cfg.mss as u64)).max(2).min(MAX_QUICKACKS as u64) as u32;
+        self.quickacks = self.quickacks.max(q);
+    }
+
+    /// `tcp_grow_window()` for one arriving segment of new data: open the window by two
+    /// segments while below the clamp, and ACK this segment at once.
+    fn grow_window(&mut self) {
+        if self.rcv_ssthresh < self.cfg.window_clamp {
+            let incr = 2 * self.cfg.mss as u64;
+            self.rcv_ssthresh = (self.rcv_ssthresh + incr).min(self.cfg.window_clamp);
+            self.quickacks |= 1;
+        }
+    }
+
     /// A data segment arrived at `now`. Returns the ACK to send now, if any.
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) -> Option<Ack> {
         let mut ack_now = false;
         let mut dup = false;
         if seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq) {
             // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
-            self.quickacks = MAX_QUICKACKS;
+            self.incr_quickack();
             ack_now = true;
             dup = true;
         } else if seg.seq == self.rcv_nxt {
+            if !self.got_data {
+                // The first data segment starts the delayed-ACK engine in quick-ACK mode.
+                self.got_data = true;
+                self.incr_quickack();
+            }
+            self.grow_window();
             self.rcv_nxt += 1;
             if !self.ooo.is_empty() {
                 // Filled (part of) a hole: pull in what follows and ACK at once.
@@ -135,6 +183,7 @@ impl Receiver {
             }
             self.delivered_bytes = self.bytes_below(self.rcv_nxt);
         } else {
+            self.grow_window();
             self.ooo.insert(seg.seq..seg.seq + 1);
             if let Some(r) = self.ooo.range_containing(seg.seq) {
                 self.recent.retain(|s| !r.contains(s));
@@ -234,17 +283,23 @@ mod tests {
         Segment { seq, len: 1000, retrans: false, sent_ns: 0 }
     }
 
+    /// A receiver whose window is already at its clamp (no growth).
     fn rx(size: Option<u64>) -> Receiver {
-        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true, rtt_hint: 100 * NS_PER_MS })
+        rx_clamp(size, INIT_RCV_WND_SEGS * 1000)
+    }
+
+    fn rx_clamp(size: Option<u64>, window_clamp: u64) -> Receiver {
+        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true, rtt_hint: 100 * NS_PER_MS, window_clamp })
     }
 
     #[test]
     fn quickack_then_every_second_segment_then_timer() {
         let mut r = rx(None);
-        for i in 0..MAX_QUICKACKS as u64 {
+        // A 10-segment window gives 10 / 2 = 5 quick ACKs.
+        for i in 0..5 {
             assert!(r.on_segment(0, &seg(i)).is_some(), "quickack {i}");
         }
-        let base = MAX_QUICKACKS as u64;
+        let base = 5;
         assert!(r.on_segment(1, &seg(base)).is_none());
         assert_eq!(r.next_timeout(), Some(1 + DELACK_TIMEOUT));
         let a = r.on_segment(2, &seg(base + 1)).expect("second segment acks");
@@ -316,12 +371,33 @@ mod tests {
     #[test]
     fn duplicate_reenters_quickack() {
         let mut r = rx(None);
-        for i in 0..40u64 {
+        for i in 0..39u64 {
             r.on_segment(0, &seg(i));
         }
-        assert!(r.on_segment(0, &seg(40)).is_none(), "delayed");
+        assert!(r.on_segment(0, &seg(39)).is_none(), "delayed");
         let a = r.on_segment(0, &seg(3)).expect("duplicate acked at once");
         assert!(a.dsack);
-        assert!(r.on_segment(0, &seg(41)).is_some(), "quick-ACK mode again");
+        assert!(r.on_segment(0, &seg(40)).is_some(), "quick-ACK mode again");
+    }
+
+    #[test]
+    fn every_segment_acked_while_the_window_opens() {
+        // Window 10 segments, clamp 100: it grows by 2 per segment, so 45 segments open it.
+        let mut r = rx_clamp(None, 100_000);
+        for i in 0..45u64 {
+            assert!(r.on_segment(i, &seg(i)).is_some(), "segment {i} acked at once");
+        }
+        assert_eq!(r.window(), 100_000);
+        // At the clamp: the 4 quick ACKs left of the first 5 (each step's `|= 1` refilled
+        // what its ACK used), then an ACK per two segments.
+        let acks = (45..65u64).filter(|&i| r.on_segment(i, &seg(i)).is_some()).count();
+        assert_eq!(acks, 4 + 16 / 2);
+        // Out-of-order segments open the window too (and are ACKed at once).
+        let mut r = rx_clamp(None, 100_000);
+        r.on_segment(0, &seg(0));
+        for i in 2..30u64 {
+            assert!(r.on_segment(i, &seg(i)).is_some(), "ofo segment {i} acked at once");
+        }
+        assert_eq!(r.window(), 10_000 + 29 * 2_000);
     }
 }

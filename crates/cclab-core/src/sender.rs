@@ -27,9 +27,22 @@
 //!    `cong_avoid` otherwise, then the default pacing rate (`tcp_update_pacing_rate()`).
 //!
 //! Pacing: a controller that asks for it (BBR) is paced like Linux's internal TCP pacing:
-//! each segment pushes the next departure time forward by len / pacing_rate ("earliest
-//! departure time"). Loss-based controllers are not paced by default, as in Linux without
+//! each transmission pushes the next departure time forward by len / pacing_rate ("earliest
+//! departure time", `tcp_update_skb_after_send()`, less up to half of it as credit for time
+//! the sender was idle). Loss-based controllers are not paced by default, as in Linux without
 //! the fq qdisc; [`SenderConfig::pacing`] can force either way.
+//!
+//! TSO/GSO ([`SenderConfig::tso`], on by default as on any Linux host): Linux hands the device
+//! multi-segment buffers that leave back to back, and the model sends the same bursts:
+//! - a burst is at most `tcp_tso_autosize()` segments: ~1 ms at the pacing rate
+//!   (`sk_pacing_shift` 10), plus 64 KB >> (min_rtt / 512 us) on short paths
+//!   (`tcp_tso_rtt_log` 9), at most 64 KB, at least the controller's `min_tso_segs`;
+//! - a paced sender sends one burst per pacing slot, and the slot is the whole burst's
+//!   length at the pacing rate;
+//! - TSO deferral (`tcp_tso_should_defer()`): outside recovery, when the last transmission
+//!   was less than 1 ms ago and an ACK is due within min(srtt/2, 1 ms), the sender waits for
+//!   more ACKs until it may send a full burst or a third of cwnd. An ACK-clocked CUBIC or
+//!   Reno thus sends bursts of up to a millisecond's worth instead of 2-3 segments per ACK.
 //!
 //! Tail-loss probes (RFC 8985 section 7, `tcp_schedule_loss_probe()`): in Open state, a probe
 //! fires after 2*srtt (+ 200 ms if one segment is outstanding) without an ACK; it sends new
@@ -39,7 +52,8 @@
 //!
 //! Not modelled (documented differences from Linux): F-RTO and DSACK/timestamp-based undo of
 //! spurious recoveries, receive-window and socket-buffer limits (the receiver buffer is
-//! unbounded), TSO/GSO bursts (pacing is per segment), slow-start-after-idle cwnd restart.
+//! unbounded), slow-start-after-idle cwnd restart, the sizes of retransmitted TSO buffers
+//! (a retransmission burst is sized like a new one).
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpState};
 use crate::packet::{Ack, Segment};
@@ -64,13 +78,27 @@ pub struct SenderConfig {
     pub size: Option<u64>,
     /// Force pacing on or off; `None` = as the controller asks (`needs_pacing`).
     pub pacing: Option<bool>,
+    /// Send TSO/GSO bursts and defer as Linux does (see the module docs); `false` = one
+    /// segment at a time.
+    pub tso: bool,
 }
 
 impl Default for SenderConfig {
     fn default() -> Self {
-        SenderConfig { mss: 1448, init_cwnd: 10, size: None, pacing: None }
+        SenderConfig { mss: 1448, init_cwnd: 10, size: None, pacing: None, tso: true }
     }
 }
+
+/// `GSO_LEGACY_MAX_SIZE`: the largest TSO buffer, bytes.
+const GSO_MAX_SIZE: u64 = 65536;
+/// `sysctl_tcp_tso_rtt_log` (default 9): on paths with min_rtt below 2^k x 512 us, TSO
+/// bursts grow by 64 KB >> k.
+const TSO_RTT_LOG: u32 = 9;
+/// `sk_pacing_shift` default: a TSO burst is about 1/1024 s of data at the pacing rate.
+const PACING_SHIFT: u32 = 10;
+/// TSO deferral's limits (`tcp_tso_should_defer()`): the last transmission must be this
+/// recent, and the next ACK due within min(srtt/2, this).
+const TSO_DEFER_NS: Nanos = 1_000_000;
 
 /// Counters a driver can report.
 #[derive(Clone, Debug, Default)]
@@ -144,6 +172,11 @@ pub struct Sender {
     prr_out: u32,
     cwnd_usage_seq: u64,
     next_send_ns: Nanos,
+    /// Segments still to go in the current TSO burst (sent back to back, without a pacing or
+    /// deferral check).
+    burst_left: u32,
+    /// Time of the last transmission (Linux `tcp_wstamp_ns` without pacing).
+    last_tx_ns: Option<Nanos>,
     rto_deadline: Option<Nanos>,
     tlp_deadline: Option<Nanos>,
     rack_deadline: Option<Nanos>,
@@ -185,6 +218,8 @@ impl Sender {
             prr_out: 0,
             cwnd_usage_seq: 0,
             next_send_ns: 0,
+            burst_left: 0,
+            last_tx_ns: None,
             rto_deadline: None,
             tlp_deadline: None,
             rack_deadline: None,
@@ -286,9 +321,24 @@ impl Sender {
             self.cwnd_validate(true);
             return None;
         }
-        if self.pacing && now < self.next_send_ns {
-            return None;
+        if self.burst_left == 0 {
+            if self.pacing && now < self.next_send_ns {
+                return None;
+            }
+            let quota = self.tp.snd_cwnd - self.tp.packets_in_flight();
+            if self.cfg.tso {
+                let goal = self.tso_segs();
+                if !have_retrans && self.tso_should_defer(now, quota, goal) {
+                    self.cwnd_validate(true);
+                    return None;
+                }
+                self.burst_left = quota.min(goal);
+            } else {
+                self.burst_left = 1;
+            }
+            self.pace_burst(now);
         }
+        self.burst_left -= 1;
         let seg = if let Some(seq) = self.lost_pending.pop_first() {
             self.transmit(seq, now, true)
         } else {
@@ -296,6 +346,9 @@ impl Sender {
             self.transmit(seq, now, false)
         };
         let limited = self.tp.packets_in_flight() >= self.tp.snd_cwnd;
+        if limited || (self.lost_pending.is_empty() && !self.has_new_data()) {
+            self.burst_left = 0;
+        }
         self.cwnd_validate(limited);
         if self.tp.ca_state == CaState::Open && !seg.retrans {
             self.schedule_loss_probe(now);
@@ -344,15 +397,68 @@ impl Sender {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.tp.lsndtime_ns = now;
-        // Like sch_fq, Linux's internal pacing lets the first 10 segments go unpaced.
-        if self.pacing && self.tp.pacing_rate > 0 && self.tp.pacing_rate != u64::MAX && self.stats.segments_sent > 10 {
-            let len_ns = (len as u64 * NS_PER_SEC) / self.tp.pacing_rate;
-            self.next_send_ns = self.next_send_ns.max(now) + len_ns;
-        }
+        self.last_tx_ns = Some(now);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         Segment { seq, len, retrans, sent_ns: now }
+    }
+
+    /// `tcp_tso_autosize()`: segments in one TSO burst.
+    fn tso_segs(&self) -> u32 {
+        let mss = self.cfg.mss.max(1) as u64;
+        let mut bytes = if self.tp.pacing_rate == u64::MAX { GSO_MAX_SIZE } else { self.tp.pacing_rate >> PACING_SHIFT };
+        if self.tp.min_rtt_us != u32::MAX {
+            let r = self.tp.min_rtt_us >> TSO_RTT_LOG;
+            if r < 32 {
+                bytes += GSO_MAX_SIZE >> r;
+            }
+        }
+        let segs = (bytes.min(GSO_MAX_SIZE) / mss) as u32;
+        segs.max(self.cc.min_tso_segs(&self.tp)).max(1)
+    }
+
+    /// `tcp_tso_should_defer()`: hold a burst of fewer than `goal` segments (`quota` fit in
+    /// cwnd) when more ACKs will soon let a bigger one go.
+    fn tso_should_defer(&self, now: Nanos, quota: u32, goal: u32) -> bool {
+        if goal <= 1 || quota >= goal || self.tp.ca_state >= CaState::Recovery {
+            return false;
+        }
+        // Only right after a transmission (`tcp_wstamp_ns`: the pacing slot when paced).
+        let wstamp = if self.pacing { self.next_send_ns.max(self.last_tx_ns.unwrap_or(0)) } else { self.last_tx_ns.unwrap_or(0) };
+        if self.last_tx_ns.is_none() || now > wstamp + TSO_DEFER_NS {
+            return false;
+        }
+        // At least a third of cwnd may go: send it.
+        if quota as u64 * 3 >= self.tp.snd_cwnd as u64 {
+            return false;
+        }
+        // When is the ACK of the oldest outstanding segment due?
+        let Some(head) = self.segs.front() else { return false };
+        if self.tp.srtt_us == 0 {
+            return false;
+        }
+        let srtt = self.tp.srtt_us as u64 * 1000;
+        let due = head.sent_ns + srtt;
+        let threshold = (srtt / 2).min(TSO_DEFER_NS);
+        due <= now + threshold
+    }
+
+    /// A burst of `burst_left` segments starts now: book its pacing slot (Linux
+    /// `tcp_update_skb_after_send()`: the slot is the burst's length at the pacing rate, less
+    /// up to half of it for time the sender left unused; the first 10 segments go unpaced).
+    fn pace_burst(&mut self, now: Nanos) {
+        if !self.pacing || self.tp.pacing_rate == 0 || self.tp.pacing_rate == u64::MAX || self.stats.segments_sent < 10 {
+            return;
+        }
+        let end = self.total_segs.unwrap_or(u64::MAX);
+        let seqs = self.lost_pending.iter().copied().chain(self.tp.snd_nxt..end);
+        let bytes: u64 = seqs.take(self.burst_left as usize).map(|q| self.seg_len(q) as u64).sum();
+        let mut len_ns = bytes * NS_PER_SEC / self.tp.pacing_rate;
+        let start = self.next_send_ns.max(now);
+        let credit = start - self.next_send_ns;
+        len_ns -= (len_ns / 2).min(credit);
+        self.next_send_ns = start + len_ns;
     }
 
     /// `tcp_rate_check_app_limited()`: the application has nothing more to send.
@@ -512,6 +618,7 @@ impl Sender {
         self.rto_deadline = Some(now + self.rtt.rto());
         // The retransmission goes out at once, whatever the pacing schedule.
         self.next_send_ns = now;
+        self.burst_left = 0;
     }
 
     // ---------------------------------------------------------------- ACK processing

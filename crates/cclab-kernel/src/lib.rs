@@ -263,10 +263,7 @@ pub fn run_scenario_detailed(
     let mtu = link.mss + cclab_scenario::HEADER_BYTES as u32;
     let mut plans = Vec::new();
     for (g, f) in sc.flows.iter().enumerate() {
-        let rtt = link.rtt_ns + f.rtt_extra_ns;
-        let bdp = link.rate_bps as f64 / 8.0 * rtt as f64 / 1e9;
-        let sockbuf = (4.0 * (bdp + buffer.min(1 << 30) as f64))
-            .clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as usize;
+        let sockbuf = sc.socket_buffer_bytes(g) as usize;
         for _ in 0..f.count {
             plans.push(traffic::FlowPlan {
                 cc: f.cc.clone(),

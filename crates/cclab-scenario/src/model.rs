@@ -46,6 +46,12 @@ pub fn canonical_cc(name: &str) -> Option<&'static str> {
         .map(|(canon, _)| *canon)
 }
 
+/// Socket buffer for a path of `bdp` bytes with a bottleneck buffer of `buffer` bytes:
+/// 4 x (bdp + buffer) within [4 MiB, 512 MiB] (see [`Scenario::socket_buffer_bytes`]).
+pub fn socket_buffer_for(bdp: f64, buffer: u64) -> u64 {
+    (4.0 * (bdp + buffer.min(1 << 30) as f64)).clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as u64
+}
+
 /// The bottleneck link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
@@ -161,6 +167,17 @@ impl Scenario {
         self.flows
             .get(group)
             .map(|f| self.link.rtt_ns.saturating_add(f.rtt_extra_ns))
+    }
+
+    /// Socket buffer of each endpoint of a flow of `group`, bytes: 4 x (BDP of the flow's path
+    /// + the bottleneck buffer), within [4 MiB, 512 MiB]. The kernel lab sets it with
+    /// `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE` so neither end is window-limited; the simulator derives
+    /// the receiver's window clamp from it (see `cclab_core::receiver`), so both backends mean
+    /// the same receiver.
+    pub fn socket_buffer_bytes(&self, group: usize) -> u64 {
+        let rtt = self.flow_rtt_ns(group).unwrap_or(self.link.rtt_ns);
+        let bdp = self.link.rate_bps as f64 / 8.0 * rtt as f64 / 1e9;
+        socket_buffer_for(bdp, self.link.buffer_bytes())
     }
 
     /// Every key with its resolved value (defaults filled in) as a flat, ordered map, in the

@@ -88,7 +88,7 @@ impl Simulation {
                 let cc = f.cc.build(cfg.seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
                 Flow {
                     sender: Sender::new(
-                        SenderConfig { mss, init_cwnd: f.init_cwnd, size: f.size, pacing: f.pacing },
+                        SenderConfig { mss, init_cwnd: f.init_cwnd, size: f.size, pacing: f.pacing, tso: cfg.tso },
                         cc,
                     ),
                     receiver: Receiver::new(ReceiverConfig {
@@ -96,6 +96,7 @@ impl Simulation {
                         size: f.size,
                         delayed_ack: cfg.delayed_ack,
                         rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
+                        window_clamp: f.rcv_window_clamp,
                     }),
                     fwd: DelayLine::new(one_way_fwd),
                     rev: DelayLine::new(one_way_rev),

@@ -54,6 +54,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
                 rtt_extra_ns: f.rtt_extra_ns,
                 init_cwnd: f.init_cwnd,
                 pacing: None,
+                rcv_window_clamp: crate::config::rcv_window_clamp(sc.socket_buffer_bytes(g)),
             });
         }
     }
@@ -65,6 +66,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         seed: sc.seed,
         series_interval_ns: 100_000_000,
         delayed_ack: true,
+        tso: true,
     })
 }
 

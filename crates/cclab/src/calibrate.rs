@@ -27,6 +27,10 @@ pub struct CalOptions {
     pub repeat: u32,
     /// Only check that the matrix loads and runs on the simulator.
     pub sim_only: bool,
+    /// Compare against the kernel results stored in this directory (`kernel-<scenario>.json`,
+    /// as `--out` writes them) instead of running the kernel: seconds instead of half an hour,
+    /// for iterating on the model.
+    pub kernel_from: Option<PathBuf>,
     pub progress: bool,
 }
 
@@ -92,6 +96,9 @@ pub struct Calibration {
     pub cclab: String,
     pub repeat: u32,
     pub kernel: bool,
+    /// Where the kernel results came from when they were not run now (`--kernel-from`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_from: Option<String>,
     pub points: Vec<FlowCal>,
     pub summary: Summary,
 }
@@ -219,8 +226,20 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     let sim_opts = RunOptions { backend: Backend::Sim, progress: opts.progress, ..RunOptions::default() };
     let plans: Vec<Plan> = files.iter().map(|f| runner::plan(f, &sim_opts)).collect::<Result<_, _>>()?;
     let sim_docs = runner::execute(&plans, &sim_opts)?;
+    let mut repeat = opts.repeat.max(1);
     let kernel_docs = if opts.sim_only {
         Vec::new()
+    } else if let Some(dir) = &opts.kernel_from {
+        let docs = plans.iter().map(|p| load_kernel_doc(dir, p)).collect::<Result<Vec<_>, _>>()?;
+        repeat = docs.first().map_or(1, |(_, r)| *r);
+        if docs.iter().any(|(_, r)| *r != repeat) {
+            return Err(Error::new(format!(
+                "{}: the stored kernel results have different repeat counts; re-run `cclab calibrate --out {}`",
+                dir.display(),
+                dir.display()
+            )));
+        }
+        docs.into_iter().map(|(d, _)| d).collect()
     } else {
         let k_opts = RunOptions {
             backend: Backend::Kernel,
@@ -237,7 +256,7 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
             let kernel: Vec<&RunResult> = kernel_docs
                 .get(pi)
                 .map(|d| {
-                    let r = opts.repeat.max(1) as usize;
+                    let r = repeat as usize;
                     d.runs[i * r..(i + 1) * r].iter().collect()
                 })
                 .unwrap_or_default();
@@ -248,12 +267,47 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     let summary = summarize(&points);
     let cal = Calibration {
         cclab: cclab_results::VERSION.to_string(),
-        repeat: opts.repeat,
+        repeat,
         kernel: !opts.sim_only,
+        kernel_from: opts.kernel_from.as_ref().map(|d| d.display().to_string()),
         points,
         summary,
     };
     Ok((cal, sim_docs, kernel_docs))
+}
+
+/// The stored kernel results of `plan` in `dir` and its repeats per point; checks that they
+/// belong to the same matrix (same points, in order).
+fn load_kernel_doc(dir: &Path, plan: &Plan) -> Result<(ResultsDoc, u32), Error> {
+    let path = dir.join(format!("kernel-{}.json", plan.name));
+    let redo = format!("re-run `cclab calibrate --out {}` as root to store them", dir.display());
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::new(format!("{}: {e}; {redo}", path.display())))?;
+    let doc: ResultsDoc = serde_json::from_str(&text)
+        .map_err(|e| Error::new(format!("{}: not a cclab results document ({e}); {redo}", path.display())))?;
+    let n = plan.points.len();
+    if doc.backend != "kernel" || n == 0 || doc.runs.is_empty() || doc.runs.len() % n != 0 {
+        return Err(Error::new(format!(
+            "{}: {} {} runs do not fit the {n} points of {}; {redo}",
+            path.display(),
+            doc.runs.len(),
+            doc.backend,
+            plan.name
+        )));
+    }
+    let r = doc.runs.len() / n;
+    for (i, pt) in plan.points.iter().enumerate() {
+        if doc.runs[i * r..(i + 1) * r].iter().any(|run| run.params != pt.params) {
+            return Err(Error::new(format!(
+                "{}: the stored runs are not the matrix points of {} (point {} is {}); {redo}",
+                path.display(),
+                plan.name,
+                i,
+                pt.label()
+            )));
+        }
+    }
+    Ok((doc, r as u32))
 }
 
 fn fmt_metric(name: &str, v: f64) -> String {
@@ -273,6 +327,9 @@ pub fn markdown(cal: &Calibration) -> String {
         "Produced by `cclab calibrate --repeat {} --out docs/calibration` (cclab {}). Kernel values are the median [min-max] of {} runs with consecutive seeds; error = (sim - kernel median) / kernel median.\n",
         cal.repeat, cal.cclab, cal.repeat
     );
+    if let Some(dir) = &cal.kernel_from {
+        let _ = writeln!(s, "The simulator was re-run against the kernel results stored in `{dir}` (`--kernel-from`); they were not re-measured.\n");
+    }
     let sm = &cal.summary;
     let _ = writeln!(s, "## Summary\n");
     if !cal.kernel {

@@ -65,8 +65,12 @@ struct CalArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     repeat: u32,
     /// Run only the simulator side (checks the matrix; compares nothing)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kernel_from")]
     sim_only: bool,
+    /// Compare with the kernel results stored in DIR by an earlier `--out DIR` instead of
+    /// running the kernel (no root needed; for iterating on the simulator)
+    #[arg(long, value_name = "DIR")]
+    kernel_from: Option<PathBuf>,
     /// Write calibration.json, calibration.md and the raw results documents into DIR
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -382,7 +386,7 @@ fn cmd_calibrate(a: CalArgs) -> Result<(), Error> {
     if let Some(dir) = &a.out {
         prepare_dir(dir)?;
     }
-    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, progress: !a.quiet };
+    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, kernel_from: a.kernel_from.clone(), progress: !a.quiet };
     let (cal, sim_docs, kernel_docs) = cclab::calibrate::run(&opts)?;
     if let Some(dir) = &a.out {
         write_file(&dir.join("calibration.json"), &serde_json::to_string_pretty(&cal).expect("json"))?;

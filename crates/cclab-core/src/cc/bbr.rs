@@ -1097,6 +1097,10 @@ impl CongestionControl for Bbr {
         true
     }
 
+    fn min_tso_segs(&self, tp: &TcpState) -> u32 {
+        Self::min_tso_segs(tp)
+    }
+
     fn mode_name(&self) -> &'static str {
         self.mode.name()
     }

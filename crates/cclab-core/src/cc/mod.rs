@@ -277,6 +277,12 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// Smallest TSO burst, segments (`min_tso_segs`; Linux's default is the sysctl
+    /// `tcp_min_tso_segs`, 2).
+    fn min_tso_segs(&self, _tp: &TcpState) -> u32 {
+        2
+    }
+
     /// Human-readable internal state for traces (e.g. `"STARTUP"`, `"PROBE_BW"`).
     fn mode_name(&self) -> &'static str {
         ""
