@@ -21,6 +21,9 @@ pub struct Segment {
     pub retrans: bool,
     /// Sender's clock when sent.
     pub sent_ns: Nanos,
+    /// The last segment of a TSO burst (the sender's segments between two of these left back
+    /// to back); a receiver with GRO ACKs a burst that arrives whole once.
+    pub burst_end: bool,
 }
 
 impl Segment {

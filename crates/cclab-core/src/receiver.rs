@@ -18,6 +18,9 @@
 //! - otherwise hold the ACK for up to the delayed-ACK timeout (40 ms, `TCP_DELACK_MIN`; Linux
 //!   adapts it between 40 and 200 ms, this model keeps the minimum).
 //!
+//! With GRO ([`ReceiverConfig::gro`]) the decision is taken once per burst of segments that
+//! arrived together, as Linux takes it once per coalesced buffer.
+//!
 //! SACK blocks (RFC 2018 as Linux builds them): the first block covers the most recently
 //! received segment; the others repeat the most recently reported blocks, up to
 //! [`MAX_SACK_BLOCKS`].
@@ -53,6 +56,11 @@ pub struct ReceiverConfig {
     /// 1.25 x the socket buffer set by `SO_RCVBUF`). The window starts at 10 segments and
     /// grows towards it (see the module docs).
     pub window_clamp: u64,
+    /// Generic receive offload: the segments of one sender burst that arrive in order, back to
+    /// back, are taken in as one buffer and ACKed once, at the burst's last segment (Linux
+    /// runs the ACK decision once per GRO buffer). Fast links only: below a few hundred
+    /// Mbit/s a host's receive polls see packets one at a time.
+    pub gro: bool,
 }
 
 /// Initial receive window, segments (`TCP_INIT_CWND` x advmss in `tcp_init_buffer_space()`).
@@ -196,6 +204,14 @@ impl Receiver {
             self.completed_at = Some(now);
             ack_now = true;
         }
+        if self.cfg.gro && !seg.burst_end && !ack_now && !dup && self.ooo.is_empty() && seg.seq + 1 == self.rcv_nxt {
+            // Inside a coalesced burst: the ACK decision waits for its last segment (the
+            // delayed-ACK timer covers a burst whose end never arrives).
+            if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + DELACK_TIMEOUT);
+            }
+            return None;
+        }
         let more_than_one_segment = self.rcv_nxt - self.rcv_wup > 1;
         if ack_now || !self.cfg.delayed_ack || more_than_one_segment || self.quickacks > 0 {
             return Some(self.make_ack(false, dup));
@@ -280,7 +296,7 @@ mod tests {
     use super::*;
 
     fn seg(seq: u64) -> Segment {
-        Segment { seq, len: 1000, retrans: false, sent_ns: 0 }
+        Segment { seq, len: 1000, retrans: false, sent_ns: 0, burst_end: true }
     }
 
     /// A receiver whose window is already at its clamp (no growth).
@@ -289,7 +305,7 @@ mod tests {
     }
 
     fn rx_clamp(size: Option<u64>, window_clamp: u64) -> Receiver {
-        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true, rtt_hint: 100 * NS_PER_MS, window_clamp })
+        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true, rtt_hint: 100 * NS_PER_MS, window_clamp, gro: false })
     }
 
     #[test]

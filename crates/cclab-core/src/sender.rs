@@ -349,6 +349,8 @@ impl Sender {
         if limited || (self.lost_pending.is_empty() && !self.has_new_data()) {
             self.burst_left = 0;
         }
+        let mut seg = seg;
+        seg.burst_end = self.burst_left == 0;
         self.cwnd_validate(limited);
         if self.tp.ca_state == CaState::Open && !seg.retrans {
             self.schedule_loss_probe(now);
@@ -401,7 +403,7 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        Segment { seq, len, retrans, sent_ns: now }
+        Segment { seq, len, retrans, sent_ns: now, burst_end: false }
     }
 
     /// `tcp_tso_autosize()`: segments in one TSO burst.
@@ -571,7 +573,8 @@ impl Sender {
                 None
             }
         };
-        if let Some(seg) = probe {
+        if let Some(mut seg) = probe {
+            seg.burst_end = true;
             self.stats.tlp_count += 1;
             self.tlp_high_seq = Some(self.tp.snd_nxt);
             self.tlp_retrans = seg.retrans;
@@ -1026,4 +1029,84 @@ struct DeliveryAcc {
     last_sackt: Option<Nanos>,
     /// The cumulative ACK covered retransmitted data (no RTT sample from it: Karn's rule).
     retrans_data_acked: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CcKind;
+    use crate::packet::{SackBlock, MAX_SACK_BLOCKS};
+
+    const US: Nanos = 1_000;
+
+    fn sender(tso: bool, pacing: Option<bool>) -> Sender {
+        let cfg = SenderConfig { tso, pacing, ..SenderConfig::default() };
+        Sender::new(cfg, CcKind::Reno.build(1))
+    }
+
+    fn ack(cum: u64) -> Ack {
+        Ack { cum, sack: [SackBlock::default(); MAX_SACK_BLOCKS], n_sack: 0, delayed: false, dsack: false }
+    }
+
+    fn drain(s: &mut Sender, now: Nanos) -> Vec<Segment> {
+        std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    #[test]
+    fn tso_defers_a_small_burst_while_an_ack_is_due() {
+        // 1 ms path: the TSO goal is 45 segments; the first ACK lets 2 go (cwnd 11, 9 out),
+        // fewer than a third of cwnd, and the next ACK is due: defer.
+        let mut s = sender(true, None);
+        assert_eq!(drain(&mut s, 0).len(), 10);
+        s.on_ack(900 * US, &ack(1));
+        assert!(drain(&mut s, 900 * US).is_empty(), "deferred");
+        // The second ACK makes 4 sendable (cwnd 12, 8 out): a third of cwnd, so they go as
+        // one burst.
+        s.on_ack(910 * US, &ack(2));
+        let b = drain(&mut s, 910 * US);
+        assert_eq!(b.len(), 4);
+        assert!(b[..3].iter().all(|g| !g.burst_end) && b[3].burst_end);
+        // Without TSO every ACK releases its segments at once.
+        let mut s = sender(false, None);
+        drain(&mut s, 0);
+        s.on_ack(900 * US, &ack(1));
+        let b = drain(&mut s, 900 * US);
+        assert_eq!(b.len(), 2);
+        assert!(b.iter().all(|g| g.burst_end));
+    }
+
+    #[test]
+    fn tso_does_not_defer_when_no_ack_is_due_soon() {
+        // 10 ms path: an ACK at 9 ms for a head sent at 0 means the next is due at about
+        // 9 ms, but the last transmission was 9 ms ago (> 1 ms): send at once.
+        let mut s = sender(true, None);
+        drain(&mut s, 0);
+        s.on_ack(9_000 * US, &ack(1));
+        assert_eq!(drain(&mut s, 9_000 * US).len(), 2);
+    }
+
+    #[test]
+    fn paced_sender_sends_bursts_of_the_tso_goal() {
+        // Reno forced to pace, 10 ms RTT: after the first RTT cwnd is 20 and the pacing rate
+        // 200% x 20 x 1448 B / 10 ms = 5.79 MB/s, so a burst (1/1024 s of it) is 3 segments.
+        let mut s = sender(true, Some(true));
+        drain(&mut s, 0);
+        s.on_ack(10_000 * US, &ack(10));
+        let mut now = 10_000 * US;
+        let mut bursts = Vec::new();
+        while bursts.len() < 5 {
+            let b = drain(&mut s, now);
+            if !b.is_empty() {
+                assert!(b.last().unwrap().burst_end);
+                bursts.push((now, b.len()));
+            }
+            now = s.next_timeout().expect("pacing timer");
+        }
+        assert!(bursts.iter().all(|&(_, n)| n == 3), "{bursts:?}");
+        // Consecutive bursts are one burst's length at the pacing rate apart (after the first,
+        // which had idle-time credit).
+        let slot = 3 * 1448 * NS_PER_SEC / s.tcp().pacing_rate;
+        let gap = bursts[3].0 - bursts[2].0;
+        assert!(gap.abs_diff(slot) <= slot / 10, "gap {gap} slot {slot}");
+    }
 }

@@ -56,6 +56,20 @@ pub struct SimConfig {
     pub delayed_ack: bool,
     /// Senders send TSO/GSO bursts and defer as Linux does (`cclab_core::sender`).
     pub tso: bool,
+    /// Receivers coalesce bursts that arrive whole (GRO, `cclab_core::receiver`); see
+    /// [`gro_for_rate`].
+    pub gro: bool,
+}
+
+/// Link rate above which receivers coalesce (GRO), bit/s. Below it a full-size packet takes
+/// more than 60 us on the bottleneck, longer than a receiving host's poll interval, so
+/// segments are taken in one at a time; above it a burst that crossed the bottleneck back
+/// to back is one buffer. (The kernel lab switches to GSO super-packets at the same rate.)
+pub const GRO_MIN_RATE_BPS: f64 = 200e6;
+
+/// Whether receivers on a link of `rate_bps` coalesce bursts.
+pub fn gro_for_rate(rate_bps: f64) -> bool {
+    rate_bps > GRO_MIN_RATE_BPS
 }
 
 impl SimConfig {
@@ -87,6 +101,7 @@ impl SimConfig {
             series_interval_ns: 100_000_000,
             delayed_ack: true,
             tso: true,
+            gro: gro_for_rate(rate_bps),
         }
     }
 }

@@ -97,6 +97,7 @@ impl Simulation {
                         delayed_ack: cfg.delayed_ack,
                         rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
                         window_clamp: f.rcv_window_clamp,
+                        gro: cfg.gro,
                     }),
                     fwd: DelayLine::new(one_way_fwd),
                     rev: DelayLine::new(one_way_rev),
@@ -283,11 +284,46 @@ impl Simulation {
             return;
         }
         let now = self.now;
+        // One TSO burst at a time: it reaches the bottleneck whole, and the receiver may take
+        // it in as one (GRO) only if none of it is lost, as a GSO packet that a router splits
+        // to drop part of it arrives as separate segments.
+        let mut burst: Vec<(Segment, bool)> = Vec::new();
         while let Some(seg) = self.flows[f].sender.poll_transmit(now) {
-            if self.loss.drop(&mut self.loss_rng) {
+            let lost = self.loss.drop(&mut self.loss_rng);
+            let end = seg.burst_end;
+            burst.push((seg, lost));
+            if !end {
+                continue;
+            }
+            let mut whole = burst.iter().all(|&(_, lost)| !lost);
+            if whole && burst.len() > 1 {
+                let mut idle = self.link.next_departure().is_none();
+                let mut backlog = self.link.backlog_bytes();
+                for (seg, _) in &burst {
+                    if idle {
+                        idle = false;
+                    } else {
+                        backlog += seg.wire_len() as u64;
+                    }
+                }
+                whole = backlog <= self.link.buffer_bytes();
+            }
+            for (mut seg, lost) in burst.drain(..) {
+                if lost {
+                    self.drops_random += 1;
+                    continue;
+                }
+                seg.burst_end |= !whole;
+                let _ = self.link.enqueue(now, Pkt { flow: f as u32, seg });
+            }
+        }
+        // (A burst always ends within one loop; this only guards the invariant.)
+        for (mut seg, lost) in burst.drain(..) {
+            if lost {
                 self.drops_random += 1;
                 continue;
             }
+            seg.burst_end = true;
             let _ = self.link.enqueue(now, Pkt { flow: f as u32, seg });
         }
         if self.sched[SLOT_LINK].is_none() {

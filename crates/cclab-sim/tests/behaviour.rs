@@ -122,6 +122,7 @@ fn conservation_and_complete_delivery() {
                 rtt_extra_ns: next(50) * MS,
                 init_cwnd: 1 + next(40) as u32,
                 pacing: None,
+                rcv_window_clamp: 20_000 + next(8_000_000),
             });
         }
         let r = run(&cfg);
