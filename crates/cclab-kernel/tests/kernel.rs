@@ -215,6 +215,29 @@ fn gso_mode_keeps_loss_per_segment() {
     );
 }
 
+/// A buffer smaller than one GSO packet (12 segments, 18 KB at 500 Mbit/s): the element must
+/// still hold at most the buffer, as a per-segment drop-tail queue would. (It once let an idle
+/// link take a whole 64 KB super-packet: queueing delay p99 1.2 ms where 18 KB is 0.29 ms.)
+#[test]
+fn gso_mode_holds_the_buffer_per_segment() {
+    let Some(_g) = lab("gso_mode_holds_the_buffer_per_segment", &["cubic"]) else {
+        return;
+    };
+    let opts = KernelOptions {
+        mode: Some(ElementMode::Gso),
+        ..Default::default()
+    };
+    let mut sc = scenario(500e6, 0.5, 0.0, 0.0, "cubic", 3.0);
+    sc.link.buffer = Buffer::Bytes(18_000);
+    let r = run_scenario_detailed(&sc, &opts).unwrap();
+    let l = &r.result.link;
+    eprintln!("tiny buffer: drops {} queue delay {:?} max packet {}", l.drops_buffer, l.queue_delay_ms, r.element.max_packet);
+    assert!(r.element.max_packet > 3000, "no super-packets reached the element");
+    let full_ms = 18_000.0 * 8.0 / 500e6 * 1e3;
+    assert!(l.queue_delay_ms.p99 <= full_ms * 1.1, "queue delay p99 {} ms > a full buffer's {full_ms} ms", l.queue_delay_ms.p99);
+    assert!(l.drops_buffer > 100, "{} drops", l.drops_buffer);
+}
+
 /// 40 s. `cargo test -p cclab-kernel --release --test kernel cubic_collapses` to run alone.
 #[test]
 fn cubic_collapses_bbr_holds_at_one_percent_loss() {

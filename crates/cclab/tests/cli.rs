@@ -126,6 +126,46 @@ fn calibrate_sim_only_covers_the_matrix() {
 }
 
 #[test]
+fn calibrate_against_stored_kernel_runs() {
+    // A calibration directory with one scenario, and "kernel" results that are the
+    // simulator's own: every error must then be zero.
+    let d = tmpdir("calk");
+    let dir = d.join("matrix");
+    let stored = d.join("stored");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&stored).unwrap();
+    std::fs::write(dir.join("small.toml"), SMALL).unwrap();
+    let out = cclab().args(["run", "--json", "-q"]).arg(dir.join("small.toml")).output().unwrap();
+    assert!(out.status.success());
+    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["backend"] = "kernel".into();
+    std::fs::write(stored.join("kernel-small.json"), doc.to_string()).unwrap();
+    let out = cclab().args(["calibrate", "--json", "-q", "--dir"]).arg(&dir).arg("--kernel-from").arg(&stored).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["repeat"], 1);
+    assert!(v["kernel_from"].as_str().unwrap().ends_with("stored"));
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        let g = p["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "goodput_bps").unwrap();
+        assert_eq!(g["error"].as_f64(), Some(0.0), "{p}");
+    }
+    // Stored runs of another matrix: a one-line error naming the file.
+    doc["runs"].as_array_mut().unwrap().pop();
+    std::fs::write(stored.join("kernel-small.json"), doc.to_string()).unwrap();
+    let out = cclab().args(["calibrate", "-q", "--dir"]).arg(&dir).arg("--kernel-from").arg(&stored).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("kernel-small.json") && err.contains("re-run"), "{err}");
+    // No stored runs at all.
+    let out = cclab().args(["calibrate", "-q", "--dir"]).arg(&dir).arg("--kernel-from").arg(d.join("none")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.trim().lines().count() == 1 && err.contains("kernel-small.json"), "{err}");
+}
+
+#[test]
 fn repeat_reports_median_and_range() {
     let d = tmpdir("rep");
     let f = d.join("s.toml");
