@@ -55,7 +55,7 @@ fn lossy_lan() {
     let g = |loss: f64, cc: &str| goodput(find(&d, &[("link.loss", json!(loss)), ("flows.cc", json!(cc))]));
     let link = 1e9 * 1448.0 / 1500.0;
     // Lossless CUBIC fills 76-82% of this scaled link on the kernel (TSO bursts of ~45
-    // segments overflow the 167-packet buffer about 100 times a second), the simulator's
+    // segments tail-drop about 100 segments a second from the 167-packet buffer), the simulator's
     // about 100%: see docs/fidelity.md. The relation under test is the 1% contrast.
     assert!(g(0.0, "cubic") >= 0.7 * link, "cubic at 0: {}", g(0.0, "cubic"));
     assert!(g(0.0, "bbr") >= 0.85 * link, "bbr at 0: {}", g(0.0, "bbr"));
