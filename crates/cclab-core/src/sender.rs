@@ -39,6 +39,9 @@
 //!   (`tcp_tso_rtt_log` 9), at most 64 KB, at least the controller's `min_tso_segs`;
 //! - a paced sender sends one burst per pacing slot, and the slot is the whole burst's
 //!   length at the pacing rate;
+//! - retransmissions go first, one lost run per burst (`tcp_xmit_retransmit_queue()`): the
+//!   consecutive lost segments of one TSO buffer as it was first sent, at most a burst's
+//!   worth; new data follows in bursts of its own;
 //! - TSO deferral (`tcp_tso_should_defer()`): outside recovery, when the last transmission
 //!   was less than 1 ms ago and an ACK is due within min(srtt/2, 1 ms), the sender waits for
 //!   more ACKs until it may send a full burst or a third of cwnd. An ACK-clocked CUBIC or
@@ -52,8 +55,8 @@
 //!
 //! Not modelled (documented differences from Linux): F-RTO and DSACK/timestamp-based undo of
 //! spurious recoveries, receive-window and socket-buffer limits (the receiver buffer is
-//! unbounded), slow-start-after-idle cwnd restart, the sizes of retransmitted TSO buffers
-//! (a retransmission burst is sized like a new one).
+//! unbounded), slow-start-after-idle cwnd restart, the merging of retransmitted TSO
+//! buffers (`tcp_retrans_try_collapse()`).
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpState};
 use crate::packet::{Ack, Segment};
@@ -112,6 +115,12 @@ pub struct SenderStats {
     pub rto_count: u64,
     pub tlp_count: u64,
     pub recoveries: u64,
+    /// TSO/GSO bursts handed to the driver (segments_sent / bursts = the mean burst).
+    pub bursts: u64,
+    /// Bursts by size: `burst_segs[n]` bursts of n segments (n >= 64 in the last slot).
+    pub burst_segs: Vec<u64>,
+    /// Segments in the burst being sent.
+    cur_burst: u32,
 }
 
 /// What one ACK changed, for the driver's bookkeeping.
@@ -131,6 +140,9 @@ const F_LOST: u8 = 2;
 const F_RETRANS: u8 = 4;
 /// This segment was retransmitted at least once (Linux `TCPCB_EVER_RETRANS`).
 const F_EVER_RETRANS: u8 = 8;
+/// The last segment of the TSO buffer it was sent in: a boundary between Linux skbs, which
+/// a retransmission does not cross.
+const F_SKB_END: u8 = 16;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
@@ -175,6 +187,9 @@ pub struct Sender {
     /// Segments still to go in the current TSO burst (sent back to back, without a pacing or
     /// deferral check).
     burst_left: u32,
+    /// The current burst retransmits (one lost run of one TSO buffer) rather than sending
+    /// new data.
+    burst_retrans: bool,
     /// Time of the last transmission (Linux `tcp_wstamp_ns` without pacing).
     last_tx_ns: Option<Nanos>,
     rto_deadline: Option<Nanos>,
@@ -219,6 +234,7 @@ impl Sender {
             cwnd_usage_seq: 0,
             next_send_ns: 0,
             burst_left: 0,
+            burst_retrans: false,
             last_tx_ns: None,
             rto_deadline: None,
             tlp_deadline: None,
@@ -326,31 +342,53 @@ impl Sender {
                 return None;
             }
             let quota = self.tp.snd_cwnd - self.tp.packets_in_flight();
+            self.burst_retrans = have_retrans;
             if self.cfg.tso {
                 let goal = self.tso_segs();
-                if !have_retrans && self.tso_should_defer(now, quota, goal) {
-                    self.cwnd_validate(true);
-                    return None;
+                if have_retrans {
+                    // `tcp_xmit_retransmit_queue()`: one lost skb per transmission, at most
+                    // min(quota, tso segs) of it; new data goes in bursts of its own.
+                    self.burst_left = quota.min(goal).min(self.lost_run());
+                } else {
+                    if self.tso_should_defer(now, quota, goal) {
+                        self.cwnd_validate(true);
+                        return None;
+                    }
+                    self.burst_left = quota.min(goal);
                 }
-                self.burst_left = quota.min(goal);
             } else {
                 self.burst_left = 1;
             }
+            self.stats.bursts += 1;
             self.pace_burst(now);
         }
         self.burst_left -= 1;
-        let seg = if let Some(seq) = self.lost_pending.pop_first() {
+        let seg = if self.burst_retrans {
+            let seq = self.lost_pending.pop_first().expect("a retransmission burst has lost segments");
             self.transmit(seq, now, true)
         } else {
             let seq = self.tp.snd_nxt;
             self.transmit(seq, now, false)
         };
         let limited = self.tp.packets_in_flight() >= self.tp.snd_cwnd;
-        if limited || (self.lost_pending.is_empty() && !self.has_new_data()) {
+        let more = if self.burst_retrans { !self.lost_pending.is_empty() } else { self.has_new_data() };
+        if limited || !more {
             self.burst_left = 0;
         }
         let mut seg = seg;
         seg.burst_end = self.burst_left == 0;
+        if seg.burst_end && !seg.retrans {
+            let i = self.idx(seg.seq);
+            self.segs[i].flags |= F_SKB_END;
+        }
+        self.stats.cur_burst += 1;
+        if seg.burst_end {
+            if self.stats.burst_segs.is_empty() {
+                self.stats.burst_segs = vec![0; 65];
+            }
+            self.stats.burst_segs[self.stats.cur_burst.min(64) as usize] += 1;
+            self.stats.cur_burst = 0;
+        }
         self.cwnd_validate(limited);
         if self.tp.ca_state == CaState::Open && !seg.retrans {
             self.schedule_loss_probe(now);
@@ -406,6 +444,24 @@ impl Sender {
         Segment { seq, len, retrans, sent_ns: now, burst_end: false }
     }
 
+    /// Segments in the lost run that the next retransmission would carry: consecutive lost
+    /// segments from the first, up to the end of the TSO buffer they were sent in.
+    fn lost_run(&self) -> u32 {
+        let mut n = 0u32;
+        let mut expect = None;
+        for &seq in &self.lost_pending {
+            if expect.is_some_and(|e| e != seq) {
+                break;
+            }
+            n += 1;
+            if self.segs[self.idx(seq)].flags & F_SKB_END != 0 {
+                break;
+            }
+            expect = Some(seq + 1);
+        }
+        n.max(1)
+    }
+
     /// `tcp_tso_autosize()`: segments in one TSO burst.
     fn tso_segs(&self) -> u32 {
         let mss = self.cfg.mss.max(1) as u64;
@@ -454,8 +510,11 @@ impl Sender {
             return;
         }
         let end = self.total_segs.unwrap_or(u64::MAX);
-        let seqs = self.lost_pending.iter().copied().chain(self.tp.snd_nxt..end);
-        let bytes: u64 = seqs.take(self.burst_left as usize).map(|q| self.seg_len(q) as u64).sum();
+        let bytes: u64 = if self.burst_retrans {
+            self.lost_pending.iter().take(self.burst_left as usize).map(|&q| self.seg_len(q) as u64).sum()
+        } else {
+            (self.tp.snd_nxt..end).take(self.burst_left as usize).map(|q| self.seg_len(q) as u64).sum()
+        };
         let mut len_ns = bytes * NS_PER_SEC / self.tp.pacing_rate;
         let start = self.next_send_ns.max(now);
         let credit = start - self.next_send_ns;
@@ -1050,6 +1109,34 @@ mod tests {
 
     fn drain(s: &mut Sender, now: Nanos) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    #[test]
+    fn retransmissions_go_in_bursts_of_their_own() {
+        // Two TSO bursts go out (0-9, then 10-13 after the first ACK); 2-5 and 11-12 are
+        // lost. Linux retransmits each lost run of one skb as one TSO buffer
+        // (`tcp_xmit_retransmit_queue()`) and new data in buffers of its own.
+        let mut s = sender(true, None);
+        assert_eq!(drain(&mut s, 0).len(), 10);
+        s.on_ack(900 * US, &ack(2));
+        let b = drain(&mut s, 900 * US);
+        assert_eq!((b.len(), b[0].seq), (4, 10), "{b:?}");
+        let mut a = ack(2);
+        a.sack[0] = SackBlock { start: 13, end: 14 };
+        a.sack[1] = SackBlock { start: 6, end: 11 };
+        a.n_sack = 2;
+        s.on_ack(1800 * US, &a);
+        let b = drain(&mut s, 1800 * US);
+        let bursts: Vec<Vec<(u64, bool)>> = b
+            .split_inclusive(|g| g.burst_end)
+            .map(|v| v.iter().map(|g| (g.seq, g.retrans)).collect())
+            .collect();
+        assert!(bursts.len() >= 2, "{bursts:?}");
+        // First the run 2-5 (the first skb's lost part), then 11-12 (the second skb's), each
+        // alone; new data only after both.
+        assert_eq!(bursts[0], vec![(2, true), (3, true), (4, true), (5, true)], "{bursts:?}");
+        assert_eq!(bursts[1], vec![(11, true), (12, true)], "{bursts:?}");
+        assert!(bursts[2..].iter().flatten().all(|&(q, r)| !r && q >= 14), "{bursts:?}");
     }
 
     #[test]

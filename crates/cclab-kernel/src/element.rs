@@ -125,6 +125,9 @@ pub struct ElementStats {
     /// GSO super-packets split into segments because one of them was lost or the whole did
     /// not fit the buffer (GSO mode).
     pub gso_splits: u64,
+    /// Data packets read by segment count: `burst_segs[n]` packets of n segments (n >= 64
+    /// in the last slot). Sender TSO bursts in GSO mode; all 1 in segments mode.
+    pub burst_segs: Vec<u64>,
     /// Per-ACK RTT samples of each flow, ns, measured by the element (see [`RttTrack`]).
     pub flow_rtt: Vec<Histogram>,
 }
@@ -436,6 +439,9 @@ struct El<'a> {
     rtt: Vec<RttTrack>,
     pool: Vec<Vec<u8>>,
     lost: Vec<bool>,
+    /// Packet trace for fidelity work (`CCLAB_ELEMENT_TRACE=FILE`): one line per packet read,
+    /// `D t_us flow seq segs payload` or `A t_us flow ack sack_left sack_right`.
+    trace: Option<std::io::BufWriter<std::fs::File>>,
 }
 
 impl El<'_> {
@@ -454,6 +460,21 @@ impl El<'_> {
         let line = p
             .flow
             .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
+        if let (Some(t), true, Some(f)) = (self.trace.as_mut(), counting && p.tcp, p.flow) {
+            use std::io::Write as _;
+            let _ = match p.dir {
+                Dir::Data if p.payload > 0 => {
+                    let gs = if self.vnet > 0 { u16::from_le_bytes([b[4], b[5]]) as u32 } else { 0 };
+                    let segs = if gs > 0 { p.payload.div_ceil(gs) } else { 1 };
+                    writeln!(t, "D {} {f} {} {segs} {}", now / 1000, p.seq, p.payload)
+                }
+                Dir::Ack if p.ack_flag => {
+                    let (l, r) = if p.nsacks > 0 { p.sacks[0] } else { (0, 0) };
+                    writeln!(t, "A {} {f} {} {l} {r}", now / 1000, p.ack)
+                }
+                _ => Ok(()),
+            };
+        }
         match p.dir {
             Dir::Data => {
                 let is_data = !p.tcp || (p.payload > 0 && !p.control);
@@ -476,6 +497,10 @@ impl El<'_> {
                 if is_data {
                     if counting {
                         self.st.data_pkts_in += segs as u64;
+                        if self.st.burst_segs.is_empty() {
+                            self.st.burst_segs = vec![0; 65];
+                        }
+                        self.st.burst_segs[segs.min(64)] += 1;
                     }
                     self.lost.clear();
                     let mut nlost = 0;
@@ -762,6 +787,9 @@ pub fn run(
         rtt: (0..nflows).map(|_| RttTrack::default()).collect(),
         pool: Vec::new(),
         lost: Vec::new(),
+        trace: std::env::var_os("CCLAB_ELEMENT_TRACE")
+            .and_then(|p| std::fs::File::create(p).ok())
+            .map(std::io::BufWriter::new),
     };
     // Bottleneck counters when the counting window opened, and whether it has.
     let mut base: Option<cclab_link::LinkCounters> = None;

@@ -206,6 +206,36 @@ pub struct KernelRun {
     pub element: ElementStats,
     /// Congestion control each socket really used (read back with getsockopt).
     pub cc_used: Vec<String>,
+    /// The sender namespace's TCP counters after the run (`TcpExt` and `Tcp` of
+    /// /proc/net/netstat and /proc/net/snmp, non-zero ones): recoveries, probes, undos...
+    /// The namespace is new for each run, so they count this run alone.
+    pub sender_mib: Vec<(String, u64)>,
+}
+
+/// Non-zero `Tcp`/`TcpExt` counters of the calling thread's network namespace.
+fn tcp_mib() -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for file in ["/proc/thread-self/net/netstat", "/proc/thread-self/net/snmp"] {
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        let lines: Vec<&str> = text.lines().collect();
+        for pair in lines.chunks(2) {
+            let [names, values] = pair else { continue };
+            let (Some((tag, names)), Some((_, values))) = (names.split_once(':'), values.split_once(':')) else {
+                continue;
+            };
+            if tag != "TcpExt" && tag != "Tcp" {
+                continue;
+            }
+            for (n, v) in names.split_whitespace().zip(values.split_whitespace()) {
+                if let Ok(v) = v.parse::<u64>() {
+                    if v != 0 {
+                        out.push((format!("{tag}.{n}"), v));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// One run of one concrete scenario through real Linux TCP. `params` is left empty.
@@ -359,9 +389,9 @@ pub fn run_scenario_detailed(
         }
         sys::enter_netns(&snd).map_err(|e| KernelError::Setup(format!("entering {snd}: {e}")))?;
         let out = traffic::send(send_cfg, s3, e3)?;
-        Ok::<_, KernelError>(out)
+        Ok::<_, KernelError>((out, tcp_mib()))
     });
-    let out = sender
+    let (out, sender_mib) = sender
         .join()
         .map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
     let (el_stats, _) = threads.stop();
@@ -376,6 +406,7 @@ pub fn run_scenario_detailed(
         result,
         element: el_stats,
         cc_used,
+        sender_mib,
     })
 }
 

@@ -9,6 +9,7 @@ use cclab_results::{
 };
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::io::Write as _;
 
 /// A data packet on the shared bottleneck.
 struct Pkt {
@@ -66,6 +67,8 @@ pub struct Simulation {
     t_s: Vec<f64>,
     link_queue: Vec<f64>,
     events: u64,
+    /// Packet trace for fidelity work (see [`Simulation::set_trace`]).
+    trace: Option<Box<dyn std::io::Write + Send>>,
 }
 
 /// Run a configuration to completion and return its record.
@@ -128,6 +131,7 @@ impl Simulation {
             t_s: Vec::new(),
             link_queue: Vec::new(),
             events: 0,
+            trace: None,
             flows,
             cfg,
         };
@@ -159,6 +163,20 @@ impl Simulation {
     /// Events processed so far (for benchmarks).
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Write a packet trace in the format of the kernel element's (`CCLAB_ELEMENT_TRACE`):
+    /// `D t_us flow seq segs payload` per burst entering the path (at the bottleneck, where
+    /// the element reads it), `A t_us flow ack sack_left sack_right` per ACK leaving the
+    /// receiver (before the reverse delay, where the element reads it); sequence numbers in
+    /// segments, not bytes.
+    pub fn set_trace(&mut self, w: Box<dyn std::io::Write + Send>) {
+        self.trace = Some(w);
+    }
+
+    /// Each flow's sender counters (recoveries, probes, RTOs...), for diagnostics.
+    pub fn sender_stats(&self) -> Vec<cclab_core::sender::SenderStats> {
+        self.flows.iter().map(|f| f.sender.stats().clone()).collect()
     }
 
     /// Packets that crossed the bottleneck so far.
@@ -271,6 +289,10 @@ impl Simulation {
             return;
         }
         let now = self.now;
+        if let Some(t) = self.trace.as_mut() {
+            let (l, r) = ack.sack_blocks().first().map_or((0, 0), |b| (b.start, b.end));
+            let _ = writeln!(t, "A {} {f} {} {l} {r}", now / 1000, ack.cum);
+        }
         self.flows[f].rev.push(now, ack);
         if self.sched[Self::slot(f, REV)].is_none() {
             let due = self.flows[f].rev.next_due();
@@ -294,6 +316,11 @@ impl Simulation {
             burst.push((seg, lost));
             if !end {
                 continue;
+            }
+            if let Some(t) = self.trace.as_mut() {
+                let first = &burst[0].0;
+                let bytes: u32 = burst.iter().map(|(s, _)| s.len).sum();
+                let _ = writeln!(t, "D {} {f} {} {} {bytes}{}", now / 1000, first.seq, burst.len(), if first.retrans { " R" } else { "" });
             }
             let mut whole = burst.iter().all(|&(_, lost)| !lost);
             if whole && burst.len() > 1 {

@@ -12,6 +12,7 @@
 
 use crate::runner::{self, Backend, Error, Plan, RunOptions};
 use cclab_results::{median, ResultsDoc, RunResult};
+use cclab_scenario::Scenario;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,21 +35,34 @@ pub struct CalOptions {
     pub progress: bool,
 }
 
-/// Kernel statistics of one metric over the repeats.
+/// Statistics of one metric over a backend's seeds.
 #[derive(Clone, Debug, Serialize)]
-pub struct KernelStats {
+pub struct Stats {
     pub median: f64,
     pub min: f64,
     pub max: f64,
     pub n: usize,
 }
 
+impl Stats {
+    fn of(mut v: Vec<f64>) -> Option<Stats> {
+        if v.is_empty() {
+            return None;
+        }
+        let median = median(&mut v);
+        Some(Stats { median, min: v[0], max: v[v.len() - 1], n: v.len() })
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct MetricCal {
     pub metric: &'static str,
+    /// The simulator's value: its median over the same seeds as the kernel's.
     pub sim: f64,
+    /// The simulator's median and range over its seeds.
+    pub sim_stats: Stats,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<KernelStats>,
+    pub kernel: Option<Stats>,
     /// (sim - kernel median) / kernel median.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<f64>,
@@ -63,6 +77,12 @@ pub struct FlowCal {
     pub params: String,
     pub flow: u32,
     pub cc: String,
+    /// Among `identical` flows (same controller, start, size, RTT and initial window), this
+    /// row is the one ranked `rank` by goodput in each run (1 = the fastest): which of two
+    /// identical flows wins is chance, so they are compared rank by rank, not by id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    pub identical: u32,
     pub metrics: Vec<MetricCal>,
 }
 
@@ -119,43 +139,97 @@ fn scenario_files(dir: &Path) -> Result<Vec<String>, Error> {
     Ok(v)
 }
 
-fn metrics_of(r: &RunResult, flow: usize) -> [(&'static str, f64); 3] {
+const METRICS: [&str; 3] = ["goodput_bps", "retrans_ratio", "rtt_p50_ms"];
+
+fn metric(r: &RunResult, flow: usize, m: usize) -> f64 {
     let f = &r.flows[flow];
-    [("goodput_bps", f.goodput_bps), ("retrans_ratio", f.retrans_ratio), ("rtt_p50_ms", f.rtt_ms.p50)]
+    match m {
+        0 => f.goodput_bps,
+        1 => f.retrans_ratio,
+        _ => f.rtt_ms.p50,
+    }
 }
 
-/// Compare one point's simulator run with its kernel repeats.
-fn compare_point(scenario: &str, params: String, sim: &RunResult, kernel: &[&RunResult]) -> Vec<FlowCal> {
-    let mut out = Vec::new();
-    for (fi, f) in sim.flows.iter().enumerate() {
-        let mut metrics = Vec::new();
-        for (mi, (name, sv)) in metrics_of(sim, fi).into_iter().enumerate() {
-            let mut ks: Vec<f64> = kernel
-                .iter()
-                .filter(|k| k.flows.len() > fi)
-                .map(|k| metrics_of(k, fi)[mi].1)
-                .collect();
-            let (stats, error, ok) = if ks.is_empty() {
-                (None, None, None)
-            } else {
-                let med = median(&mut ks);
-                let (min, max) = (ks[0], ks[ks.len() - 1]);
-                let err = if med.abs() > 0.0 { Some((sv - med) / med) } else { None };
-                let in_range = sv >= min && sv <= max;
-                let ok = match name {
-                    "goodput_bps" => Some(in_range || err.is_some_and(|e| e.abs() <= 0.10)),
-                    "retrans_ratio" if med > 0.001 => {
-                        let r = sv / med;
-                        Some((1.0 / 1.5..=1.5).contains(&r))
-                    }
-                    "rtt_p50_ms" => Some(err.is_some_and(|e| e.abs() <= 0.15)),
-                    _ => None,
-                };
-                (Some(KernelStats { median: med, min, max, n: ks.len() }), err, ok)
-            };
-            metrics.push(MetricCal { metric: name, sim: sv, kernel: stats, error, ok });
+/// For each flow of a matrix point, the index of the first flow it is identical to (same
+/// controller, start, size, extra RTT and initial window): such flows are exchangeable.
+pub fn identical_flows(sc: &Scenario) -> Vec<usize> {
+    let mut keys = Vec::new();
+    for g in &sc.flows {
+        for _ in 0..g.count {
+            keys.push((&g.cc, g.start_ns, g.size_bytes, g.rtt_extra_ns, g.init_cwnd));
         }
-        out.push(FlowCal { scenario: scenario.to_string(), params: params.clone(), flow: f.id, cc: f.cc.clone(), metrics });
+    }
+    (0..keys.len()).map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i)).collect()
+}
+
+/// The flows of `r` in comparison order: position `i` holds the index of the flow that
+/// stands for row `i`. A flow with no identical peer stands for itself; a set of identical
+/// flows fills its rows (its members' positions, in order) fastest first.
+fn ranked(r: &RunResult, class: &[usize]) -> Vec<usize> {
+    let n = r.flows.len().min(class.len());
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut seen = vec![false; n];
+    for i in 0..n {
+        if seen[i] {
+            continue;
+        }
+        let members: Vec<usize> = (0..n).filter(|&j| class[j] == class[i]).collect();
+        let mut by_goodput = members.clone();
+        by_goodput.sort_by(|&a, &b| r.flows[b].goodput_bps.total_cmp(&r.flows[a].goodput_bps).then(a.cmp(&b)));
+        for (slot, flow) in members.iter().zip(by_goodput) {
+            order[*slot] = flow;
+            seen[*slot] = true;
+        }
+    }
+    order
+}
+
+/// Compare one point's simulator runs with its kernel runs (both over the same seeds).
+fn compare_point(scenario: &str, params: String, class: &[usize], sim: &[&RunResult], kernel: &[&RunResult]) -> Vec<FlowCal> {
+    let mut out = Vec::new();
+    let Some(first) = sim.first() else { return out };
+    let sim_order: Vec<Vec<usize>> = sim.iter().map(|r| ranked(r, class)).collect();
+    let k_order: Vec<Vec<usize>> = kernel.iter().map(|r| ranked(r, class)).collect();
+    for (fi, f) in first.flows.iter().enumerate() {
+        let peers: Vec<usize> = (0..first.flows.len()).filter(|&j| class.get(j) == class.get(fi)).collect();
+        let rank = (peers.len() > 1).then(|| peers.iter().position(|&j| j == fi).unwrap_or(0) as u32 + 1);
+        let mut metrics = Vec::new();
+        for (mi, name) in METRICS.into_iter().enumerate() {
+            let values = |runs: &[&RunResult], order: &[Vec<usize>]| -> Vec<f64> {
+                runs.iter().zip(order).filter(|(_, o)| o.len() > fi).map(|(r, o)| metric(r, o[fi], mi)).collect()
+            };
+            let s = Stats::of(values(sim, &sim_order)).expect("at least one simulator run");
+            let k = Stats::of(values(kernel, &k_order));
+            let sv = s.median;
+            let (error, ok) = match &k {
+                None => (None, None),
+                Some(k) => {
+                    let med = k.median;
+                    let err = if med.abs() > 0.0 { Some((sv - med) / med) } else { None };
+                    let in_range = sv >= k.min && sv <= k.max;
+                    let ok = match name {
+                        "goodput_bps" => Some(in_range || err.is_some_and(|e| e.abs() <= 0.10)),
+                        "retrans_ratio" if med > 0.001 => {
+                            let r = sv / med;
+                            Some((1.0 / 1.5..=1.5).contains(&r))
+                        }
+                        "rtt_p50_ms" => Some(err.is_some_and(|e| e.abs() <= 0.15)),
+                        _ => None,
+                    };
+                    (err, ok)
+                }
+            };
+            metrics.push(MetricCal { metric: name, sim: sv, sim_stats: s, kernel: k, error, ok });
+        }
+        out.push(FlowCal {
+            scenario: scenario.to_string(),
+            params: params.clone(),
+            flow: f.id,
+            cc: f.cc.clone(),
+            rank,
+            identical: peers.len() as u32,
+            metrics,
+        });
     }
     out
 }
@@ -223,45 +297,46 @@ fn summarize(points: &[FlowCal]) -> Summary {
 /// (sim first, then kernel, one per scenario file).
 pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<ResultsDoc>), Error> {
     let files = scenario_files(&opts.dir)?;
-    let sim_opts = RunOptions { backend: Backend::Sim, progress: opts.progress, ..RunOptions::default() };
-    let plans: Vec<Plan> = files.iter().map(|f| runner::plan(f, &sim_opts)).collect::<Result<_, _>>()?;
+    let load_opts = RunOptions { backend: Backend::Sim, ..RunOptions::default() };
+    let plans: Vec<Plan> = files.iter().map(|f| runner::plan(f, &load_opts)).collect::<Result<_, _>>()?;
+    // Stored kernel runs decide the seeds; load them before running anything.
+    let stored = match &opts.kernel_from {
+        Some(dir) if !opts.sim_only => {
+            let docs = plans.iter().map(|p| load_kernel_doc(dir, p)).collect::<Result<Vec<_>, _>>()?;
+            let r = docs.first().map_or(1, |(_, r)| *r);
+            if docs.iter().any(|(_, x)| *x != r) {
+                return Err(Error::new(format!(
+                    "{}: the stored kernel results have different repeat counts; re-run `cclab calibrate --out {}`",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
+            Some((docs.into_iter().map(|(d, _)| d).collect::<Vec<_>>(), r))
+        }
+        _ => None,
+    };
+    let repeat = stored.as_ref().map_or(opts.repeat.max(1), |(_, r)| *r);
+    // The simulator runs the same seeds as the kernel: its value is a median too.
+    let sim_opts = RunOptions { backend: Backend::Sim, repeat, progress: opts.progress, ..RunOptions::default() };
     let sim_docs = runner::execute(&plans, &sim_opts)?;
-    let mut repeat = opts.repeat.max(1);
     let kernel_docs = if opts.sim_only {
         Vec::new()
-    } else if let Some(dir) = &opts.kernel_from {
-        let docs = plans.iter().map(|p| load_kernel_doc(dir, p)).collect::<Result<Vec<_>, _>>()?;
-        repeat = docs.first().map_or(1, |(_, r)| *r);
-        if docs.iter().any(|(_, r)| *r != repeat) {
-            return Err(Error::new(format!(
-                "{}: the stored kernel results have different repeat counts; re-run `cclab calibrate --out {}`",
-                dir.display(),
-                dir.display()
-            )));
-        }
-        docs.into_iter().map(|(d, _)| d).collect()
+    } else if let Some((docs, _)) = stored {
+        docs
     } else {
-        let k_opts = RunOptions {
-            backend: Backend::Kernel,
-            repeat: opts.repeat.max(1),
-            progress: opts.progress,
-            ..RunOptions::default()
-        };
+        let k_opts = RunOptions { backend: Backend::Kernel, repeat, progress: opts.progress, ..RunOptions::default() };
         runner::execute(&plans, &k_opts)?
     };
+    let r = repeat as usize;
     let mut points = Vec::new();
     for (pi, plan) in plans.iter().enumerate() {
         for (i, pt) in plan.points.iter().enumerate() {
-            let sim = &sim_docs[pi].runs[i];
-            let kernel: Vec<&RunResult> = kernel_docs
-                .get(pi)
-                .map(|d| {
-                    let r = repeat as usize;
-                    d.runs[i * r..(i + 1) * r].iter().collect()
-                })
-                .unwrap_or_default();
+            let sim: Vec<&RunResult> = sim_docs[pi].runs[i * r..(i + 1) * r].iter().collect();
+            let kernel: Vec<&RunResult> =
+                kernel_docs.get(pi).map(|d| d.runs[i * r..(i + 1) * r].iter().collect()).unwrap_or_default();
             let label = if pt.label().is_empty() { "-".to_string() } else { pt.label() };
-            points.extend(compare_point(&plan.name, label, sim, &kernel));
+            let class = identical_flows(&pt.scenario);
+            points.extend(compare_point(&plan.name, label, &class, &sim, &kernel));
         }
     }
     let summary = summarize(&points);
@@ -318,13 +393,21 @@ fn fmt_metric(name: &str, v: f64) -> String {
     }
 }
 
+/// `0 cubic`, or `cubic #1/2` for the faster of two identical CUBIC flows.
+fn flow_label(p: &FlowCal) -> String {
+    match p.rank {
+        Some(r) => format!("{} #{r}/{}", p.cc, p.identical),
+        None => format!("{} {}", p.flow, p.cc),
+    }
+}
+
 /// The calibration as Markdown: summary first, then one table per metric.
 pub fn markdown(cal: &Calibration) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# Calibration: simulator vs kernel\n");
     let _ = writeln!(
         s,
-        "Produced by `cclab calibrate --repeat {} --out docs/calibration` (cclab {}). Kernel values are the median [min-max] of {} runs with consecutive seeds; error = (sim - kernel median) / kernel median.\n",
+        "Produced by `cclab calibrate --repeat {} --out docs/calibration` (cclab {}). Each point runs on both backends with the same {} consecutive seeds; values are the median [min-max] over them; error = (sim median - kernel median) / kernel median. Identical flows (same controller, start, size and RTT) are compared by rank: `cubic #1/2` is whichever of the two identical CUBIC flows got more goodput in that run.\n",
         cal.repeat, cal.cclab, cal.repeat
     );
     if let Some(dir) = &cal.kernel_from {
@@ -350,19 +433,20 @@ pub fn markdown(cal: &Calibration) -> String {
         s.push('\n');
     }
     for metric in ["goodput_bps", "retrans_ratio", "rtt_p50_ms"] {
-        let _ = writeln!(s, "## {metric}\n\n| scenario | params | flow | sim | kernel median [min-max] | error | ok |\n|---|---|---|---|---|---|---|");
+        let _ = writeln!(s, "## {metric}\n\n| scenario | params | flow | sim median [min-max] | kernel median [min-max] | error | ok |\n|---|---|---|---|---|---|---|");
         for p in &cal.points {
             let Some(m) = p.metrics.iter().find(|m| m.metric == metric) else { continue };
-            let k = m.kernel.as_ref().map_or("-".to_string(), |k| {
+            let range = |k: &Stats| {
                 format!("{} [{} - {}]", fmt_metric(metric, k.median), fmt_metric(metric, k.min), fmt_metric(metric, k.max))
-            });
+            };
+            let k = m.kernel.as_ref().map_or("-".to_string(), range);
             let e = m.error.map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0));
             let ok = match m.ok {
                 Some(true) => "yes",
                 Some(false) => "**no**",
                 None => "n/a",
             };
-            let _ = writeln!(s, "| {} | {} | {} {} | {} | {k} | {e} | {ok} |", p.scenario, p.params, p.flow, p.cc, fmt_metric(metric, m.sim));
+            let _ = writeln!(s, "| {} | {} | {} | {} | {k} | {e} | {ok} |", p.scenario, p.params, flow_label(p), range(&m.sim_stats));
         }
         s.push('\n');
     }
@@ -373,7 +457,7 @@ pub fn markdown(cal: &Calibration) -> String {
 pub fn text(cal: &Calibration) -> String {
     let mut s = String::new();
     for p in &cal.points {
-        let _ = write!(s, "{:<26} {:<40} {} {:<5}", p.scenario, p.params, p.flow, p.cc);
+        let _ = write!(s, "{:<26} {:<40} {:<10}", p.scenario, p.params, flow_label(p));
         for m in &p.metrics {
             let k = m.kernel.as_ref().map_or(String::new(), |k| format!(" k {}", fmt_metric(m.metric, k.median)));
             let e = m.error.map_or(String::new(), |e| format!(" {:+.0}%", e * 100.0));
@@ -423,12 +507,23 @@ mod tests {
         }
     }
 
+    fn two_flows(a: f64, b: f64) -> RunResult {
+        let mut r = run_with(a, 0.01, 10.0);
+        let mut f = r.flows[0].clone();
+        f.id = 1;
+        f.goodput_bps = b;
+        f.retrans_ratio = 0.02;
+        r.flows.push(f);
+        r
+    }
+
     #[test]
     fn errors_ranges_and_targets() {
-        let sim = run_with(95.0, 0.02, 50.0);
+        let sim = [run_with(95.0, 0.02, 50.0)];
+        let sr: Vec<&RunResult> = sim.iter().collect();
         let k = [run_with(100.0, 0.01, 40.0), run_with(80.0, 0.012, 41.0), run_with(120.0, 0.0125, 42.0)];
         let kr: Vec<&RunResult> = k.iter().collect();
-        let p = compare_point("s", "-".into(), &sim, &kr);
+        let p = compare_point("s", "-".into(), &[0], &sr, &kr);
         let g = &p[0].metrics[0];
         assert_eq!(g.kernel.as_ref().unwrap().median, 100.0);
         assert!((g.error.unwrap() + 0.05).abs() < 1e-12);
@@ -441,9 +536,55 @@ mod tests {
         assert!(!s.pass);
         assert_eq!(s.goodput_within_10pct, 1.0);
         // Outside 10% but inside the kernel's range still counts.
-        let sim = run_with(119.0, 0.0, 41.0);
-        let p = compare_point("s", "-".into(), &sim, &kr);
+        let sim = [run_with(119.0, 0.0, 41.0)];
+        let sr: Vec<&RunResult> = sim.iter().collect();
+        let p = compare_point("s", "-".into(), &[0], &sr, &kr);
         assert_eq!(p[0].metrics[0].ok, Some(true));
         assert_eq!(p[0].metrics[1].ok, Some(false), "kernel 1.2% vs sim 0%");
+    }
+
+    #[test]
+    fn the_simulator_value_is_its_median_over_seeds() {
+        let sim = [run_with(50.0, 0.01, 10.0), run_with(100.0, 0.01, 10.0), run_with(300.0, 0.01, 10.0)];
+        let sr: Vec<&RunResult> = sim.iter().collect();
+        let k = [run_with(105.0, 0.01, 10.0)];
+        let kr: Vec<&RunResult> = k.iter().collect();
+        let g = &compare_point("s", "-".into(), &[0], &sr, &kr)[0].metrics[0];
+        assert_eq!(g.sim, 100.0);
+        assert_eq!((g.sim_stats.min, g.sim_stats.max, g.sim_stats.n), (50.0, 300.0, 3));
+        assert_eq!(g.ok, Some(true));
+    }
+
+    #[test]
+    fn identical_flows_are_compared_by_rank() {
+        // Flow 0 wins in the simulator, flow 1 in the kernel: by id both rows would be 70%
+        // off; by rank they agree.
+        let sim = [two_flows(60.0, 30.0)];
+        let k = [two_flows(31.0, 61.0)];
+        let (sr, kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim.iter().collect(), k.iter().collect());
+        let p = compare_point("s", "-".into(), &[0, 0], &sr, &kr);
+        assert_eq!((p[0].rank, p[1].rank, p[0].identical), (Some(1), Some(2), 2));
+        assert_eq!(p[0].metrics[0].kernel.as_ref().unwrap().median, 61.0);
+        assert_eq!(p[1].metrics[0].kernel.as_ref().unwrap().median, 31.0);
+        assert!(p.iter().all(|f| f.metrics[0].ok == Some(true)));
+        // Each row's other metrics follow its flow: the kernel's faster flow had 2% retransmits.
+        assert_eq!(p[0].metrics[1].kernel.as_ref().unwrap().median, 0.02);
+        assert_eq!(p[0].metrics[1].sim, 0.01);
+        assert_eq!(flow_label(&p[0]), "bbr #1/2");
+        // Different flows keep their ids.
+        let p = compare_point("s", "-".into(), &[0, 1], &sr, &kr);
+        assert_eq!(p[0].rank, None);
+        assert_eq!(p[0].metrics[0].kernel.as_ref().unwrap().median, 31.0);
+        assert_eq!(p[0].metrics[0].ok, Some(false));
+    }
+
+    #[test]
+    fn identical_means_same_controller_start_size_and_rtt() {
+        let text = "name = \"x\"\nduration = \"5s\"\n[link]\nrate = \"10mbit\"\nrtt = \"10ms\"\n\
+            [[flows]]\ncc = \"cubic\"\ncount = 2\n[[flows]]\ncc = \"cubic\"\n\
+            [[flows]]\ncc = \"cubic\"\nstart = \"1s\"\n[[flows]]\ncc = \"bbr\"\n";
+        let file = cclab_scenario::ScenarioFile::from_str(text, "x.toml").unwrap();
+        let pts = file.expand().unwrap();
+        assert_eq!(identical_flows(&pts[0].scenario), vec![0, 0, 0, 3, 4]);
     }
 }

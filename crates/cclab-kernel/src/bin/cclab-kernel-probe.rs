@@ -1,12 +1,14 @@
 //! A small driver of the kernel backend for tests, benchmarks and debugging:
 //!
 //! ```text
+//! cclab-kernel-probe run --scenario FILE [--set KEY=VALUE]... [--seed N] [--sample-ms MS --series-ms MS]   (the first matrix point)
 //! cclab-kernel-probe run [--rate BPS] [--rtt-ms MS] [--bdp X] [--loss P] [--cc NAME] [--secs S] [--flows N] [--timing spin|sleep|hybrid] [--mode segments|gso]
 //! cclab-kernel-probe rtt [--rtt-ms MS] [--n N] [--timing ...]
 //! cclab-kernel-probe bench [--secs S] [--timing ...] [--mode segments|gso]
 //! cclab-kernel-probe doctor | clean
 //! ```
-//! `run` prints the RunResult (without series) and the element's statistics as JSON.
+//! `run` prints the RunResult (without series), the element's statistics and the sender
+//! namespace's TCP counters (`TcpExt.TCPSackRecovery`, `TcpExt.TCPLossProbes`, ...) as JSON.
 
 use cclab_kernel::*;
 use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
@@ -40,7 +42,25 @@ fn main() {
     let cmd = args.first().cloned().unwrap_or_default();
     let code = match cmd.as_str() {
         "run" => {
-            let sc = Scenario {
+            let from_file = args.iter().position(|a| a == "--scenario").and_then(|i| args.get(i + 1)).map(|path| {
+                let mut file = cclab_scenario::ScenarioFile::from_file(path).unwrap_or_else(|e| {
+                    eprintln!("error: {e}");
+                    std::process::exit(2)
+                });
+                for w in args.windows(2).filter(|w| w[0] == "--set") {
+                    if let Err(e) = file.apply_override(&w[1]) {
+                        eprintln!("error: {e}");
+                        std::process::exit(2);
+                    }
+                }
+                let mut sc = file.expand().map(|mut p| p.remove(0).scenario).unwrap_or_else(|e| {
+                    eprintln!("error: {e}");
+                    std::process::exit(2)
+                });
+                sc.seed = arg(&args, "--seed", sc.seed);
+                sc
+            });
+            let sc = from_file.unwrap_or_else(|| Scenario {
                 name: "probe".into(),
                 description: None,
                 duration_ns: Some((arg(&args, "--secs", 3.0f64) * 1e9) as u64),
@@ -62,17 +82,22 @@ fn main() {
                     init_cwnd: 10,
                 }],
                 reference: None,
-            };
+            });
             let opts = KernelOptions {
                 timing: timing(&args),
                 realtime: args.iter().any(|a| a == "--rt"),
                 mode: mode(&args),
+                sample_interval_ns: (arg(&args, "--sample-ms", 10.0f64) * 1e6) as u64,
+                series_interval_ns: (arg(&args, "--series-ms", 100.0f64) * 1e6) as u64,
                 ..Default::default()
             };
+            let keep_series = args.iter().any(|a| a == "--series-ms");
             match run_scenario_detailed(&sc, &opts) {
                 Ok(r) => {
                     let mut res = r.result.clone();
-                    res.series = None;
+                    if !keep_series {
+                        res.series = None;
+                    }
                     let e = &r.element;
                     let q = |h: &cclab_results::Histogram, q: f64| {
                         h.quantile(q).unwrap_or(0) as f64 / 1e3
@@ -82,10 +107,11 @@ fn main() {
                         serde_json::json!({
                             "result": res,
                             "cc_used": r.cc_used,
+                            "sender_mib": r.sender_mib.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
                             "element": {
                                 "data_pkts_in": e.data_pkts_in, "acks_in": e.acks_in,
                                 "drops_random": e.drops_random, "drops_buffer": e.drops_buffer,
-                                "max_packet": e.max_packet, "packets_read": e.packets_read, "gso_splits": e.gso_splits,
+                                "max_packet": e.max_packet, "packets_read": e.packets_read, "gso_splits": e.gso_splits, "burst_segs": e.burst_segs,
                                 "rtt_elem_ms_p50": q(&e.flow_rtt[0], 0.5) / 1e3, "rtt_elem_ms_p99": q(&e.flow_rtt[0], 0.99) / 1e3,
                                 "lateness_us_p50": q(&e.lateness, 0.5), "lateness_us_p99": q(&e.lateness, 0.99),
                                 "lateness_us_max": e.lateness.max().unwrap_or(0) as f64 / 1e3,
