@@ -66,8 +66,8 @@ use crate::rtt::{RttEstimator, RTO_MIN};
 use crate::{Nanos, NS_PER_SEC};
 use std::collections::{BTreeSet, VecDeque};
 
-/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ=1000), added to the TLP timeout.
-const TLP_TIMEOUT_MIN: Nanos = 2_000_000;
+/// Linux `TCP_TIMEOUT_MIN`: 2 jiffies, added to the TLP and RACK reordering timeouts.
+const TIMEOUT_MIN_JIFFIES: u64 = 2;
 /// SACKed segments before RACK's reordering window closes (`tp->reordering` default).
 const DUPTHRESH: u32 = 3;
 
@@ -84,11 +84,14 @@ pub struct SenderConfig {
     /// Send TSO/GSO bursts and defer as Linux does (see the module docs); `false` = one
     /// segment at a time.
     pub tso: bool,
+    /// The host kernel's `CONFIG_HZ` ([`TcpState::hz`]): the TLP and RACK timers are armed
+    /// in whole jiffies and fire on a tick, as Linux's `icsk` timers do.
+    pub hz: u32,
 }
 
 impl Default for SenderConfig {
     fn default() -> Self {
-        SenderConfig { mss: 1448, init_cwnd: 10, size: None, pacing: None, tso: true }
+        SenderConfig { mss: 1448, init_cwnd: 10, size: None, pacing: None, tso: true, hz: crate::cc::DEFAULT_HZ }
     }
 }
 
@@ -212,7 +215,8 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
-        let tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
+        let mut tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
+        tp.hz = cfg.hz.max(1);
         let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
         let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
         Sender {
@@ -587,6 +591,13 @@ impl Sender {
         }
     }
 
+    /// When a kernel timer armed at `now` for `jiffies` fires: at that many ticks after the
+    /// current one (`expires = jiffies + timeout`), never before `now`.
+    fn on_tick(&self, now: Nanos, jiffies: u64) -> Nanos {
+        let tick = self.tp.ns_per_jiffy();
+        ((now / tick + jiffies) * tick).max(now)
+    }
+
     /// `tcp_schedule_loss_probe()`.
     fn schedule_loss_probe(&mut self, now: Nanos) {
         if self.tp.packets_out == 0
@@ -596,20 +607,23 @@ impl Sender {
             self.tlp_deadline = None;
             return;
         }
+        // In jiffies, as Linux arms it: 2 srtt rounded up, plus TCP_TIMEOUT_MIN (or the
+        // minimum RTO with one segment out), but no later than the RTO.
+        let tick = self.tp.ns_per_jiffy();
         let mut timeout = if self.rtt.has_sample() {
-            let two_srtt = 2 * self.rtt.srtt();
+            let two_srtt = (2 * self.rtt.srtt()).div_ceil(tick);
             if self.tp.packets_out == 1 {
-                two_srtt + RTO_MIN
+                two_srtt + RTO_MIN.div_ceil(tick)
             } else {
-                two_srtt + TLP_TIMEOUT_MIN
+                two_srtt + TIMEOUT_MIN_JIFFIES
             }
         } else {
-            crate::rtt::RTO_INIT
+            crate::rtt::RTO_INIT.div_ceil(tick)
         };
         if let Some(rto) = self.rto_deadline {
-            timeout = timeout.min(rto.saturating_sub(now));
+            timeout = timeout.min(rto.saturating_sub(now).div_ceil(tick));
         }
-        self.tlp_deadline = Some(now + timeout);
+        self.tlp_deadline = Some(self.on_tick(now, timeout));
     }
 
     /// `tcp_send_loss_probe()`.
@@ -944,7 +958,9 @@ impl Sender {
                 // RACK.xmit), plus TCP_TIMEOUT_MIN, and then marks them together. Deadlines
                 // grow with send time, so that is the last live candidate's.
                 let latest = self.last_rack_candidate().map_or(deadline, |t| t + self.rack.rtt_ns + reo_wnd);
-                self.rack_deadline = Some(latest.max(deadline) + TLP_TIMEOUT_MIN);
+                let tick = self.tp.ns_per_jiffy();
+                let wait = (latest.max(deadline) - now).div_ceil(tick) + TIMEOUT_MIN_JIFFIES;
+                self.rack_deadline = Some(self.on_tick(now, wait));
                 break;
             }
         }
@@ -1109,6 +1125,21 @@ mod tests {
 
     fn drain(s: &mut Sender, now: Nanos) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    #[test]
+    fn loss_probe_timer_runs_in_jiffies() {
+        // 1 ms RTT. Linux arms the probe for usecs_to_jiffies(2 srtt) + TCP_TIMEOUT_MIN
+        // (2 jiffies) from the current tick: 3 ticks = 12 ms at HZ 250, 2 + 2 = 4 ticks
+        // after the 1 ms tick = 5 ms at HZ 1000.
+        for (hz, want_ms) in [(250u32, 12u64), (1000, 5)] {
+            let cfg = SenderConfig { hz, ..SenderConfig::default() };
+            let mut s = Sender::new(cfg, CcKind::Reno.build(1));
+            drain(&mut s, 0);
+            s.on_ack(1000 * US, &ack(2));
+            drain(&mut s, 1000 * US);
+            assert_eq!(s.next_timeout(), Some(want_ms * 1_000 * US), "HZ {hz}");
+        }
     }
 
     #[test]

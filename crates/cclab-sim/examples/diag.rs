@@ -2,7 +2,7 @@
 //! the senders' counters (recoveries, probes, RTOs): the simulator's side of
 //! `cclab-kernel-probe run --scenario FILE`, for fidelity work.
 //!
-//! `cargo run --release -p cclab-sim --example diag -- FILE [--set KEY=VALUE]... [--seed N] [--segments] [--series-ms MS]`
+//! `cargo run --release -p cclab-sim --example diag -- FILE [--set KEY=VALUE]... [--seed N] [--segments] [--series-ms MS] [--hz HZ]`
 //! (`CCLAB_SIM_TRACE=FILE` also writes a packet trace, as `CCLAB_ELEMENT_TRACE` does for the kernel.)
 use cclab_scenario::ScenarioFile;
 use cclab_sim::{config_from_scenario, Simulation};
@@ -30,6 +30,9 @@ fn main() {
     if args.iter().any(|a| a == "--segments") {
         cfg.tso = false;
         cfg.gro = false;
+    }
+    if let Some(w) = args.windows(2).find(|w| w[0] == "--hz") {
+        cfg.hz = w[1].parse().unwrap_or_else(|e| fail(&e));
     }
     let series_ms = args.windows(2).find(|w| w[0] == "--series-ms").and_then(|w| w[1].parse::<f64>().ok());
     if let Some(ms) = series_ms {

@@ -59,6 +59,9 @@ pub struct SimConfig {
     /// Receivers coalesce bursts that arrive whole (GRO, `cclab_core::receiver`); see
     /// [`gro_for_rate`].
     pub gro: bool,
+    /// The hosts' kernel tick rate (`CONFIG_HZ`): jiffies-based timers and clocks of the
+    /// senders and controllers. [`cclab_core::cc::DEFAULT_HZ`] (250) unless set.
+    pub hz: u32,
 }
 
 /// Link rate above which receivers coalesce (GRO), bit/s. Below it a full-size packet takes
@@ -102,6 +105,7 @@ impl SimConfig {
             delayed_ack: true,
             tso: true,
             gro: gro_for_rate(rate_bps),
+            hz: cclab_core::cc::DEFAULT_HZ,
         }
     }
 }

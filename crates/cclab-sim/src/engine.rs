@@ -91,7 +91,14 @@ impl Simulation {
                 let cc = f.cc.build(cfg.seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
                 Flow {
                     sender: Sender::new(
-                        SenderConfig { mss, init_cwnd: f.init_cwnd, size: f.size, pacing: f.pacing, tso: cfg.tso },
+                        SenderConfig {
+                            mss,
+                            init_cwnd: f.init_cwnd,
+                            size: f.size,
+                            pacing: f.pacing,
+                            tso: cfg.tso,
+                            hz: cfg.hz,
+                        },
                         cc,
                     ),
                     receiver: Receiver::new(ReceiverConfig {

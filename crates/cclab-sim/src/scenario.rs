@@ -68,6 +68,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         delayed_ack: true,
         tso: true,
         gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
+        hz: cclab_core::cc::DEFAULT_HZ,
     })
 }
 

@@ -167,9 +167,6 @@ const BBR_EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 
 /// `TCP_INIT_CWND`.
 const TCP_INIT_CWND: u32 = 10;
-/// Clock ticks per second for the jiffies-based timers (`HZ`). Distribution kernels for x86_64
-/// use 250 or 1000; the lab uses 1000 so one jiffy is one millisecond.
-const HZ: u32 = 1000;
 /// Default `sk->sk_pacing_shift` (set in `sock_init_data()`): a TSO burst is ~1 ms of data.
 const SK_PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE` (include/linux/netdevice.h).
@@ -289,14 +286,14 @@ pub struct Bbr {
 
 // ---- Small helpers mirroring kernel primitives ----
 
-/// `tcp_jiffies32` with HZ = 1000.
+/// `tcp_jiffies32` (the host's `hz`, see [`TcpState::hz`]).
 fn jiffies32(tp: &TcpState) -> u32 {
-    (tp.now_ns / 1_000_000) as u32
+    (tp.now_ns / tp.ns_per_jiffy()) as u32
 }
 
-/// `msecs_to_jiffies()` for HZ = 1000.
-fn msecs_to_jiffies(ms: u32) -> u32 {
-    ms * HZ / 1000
+/// `msecs_to_jiffies()`: rounds up to whole jiffies.
+fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
+    (ms * hz).div_ceil(1000)
 }
 
 /// 32-bit wrap-aware "a is later than b" (`after()` / `time_after32()`).
@@ -910,7 +907,7 @@ impl Bbr {
         let now = jiffies32(tp);
         let filter_expired = after32(
             now,
-            self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * HZ),
+            self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * tp.hz),
         );
         if rs.rtt_us >= 0
             && (rs.rtt_us <= self.min_rtt_us as i64 || (filter_expired && !rs.is_ack_delayed))
@@ -934,7 +931,7 @@ impl Bbr {
             tp.app_limited = if v != 0 { v } else { 1 };
             if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= BBR_CWND_MIN_TARGET {
                 self.probe_rtt_done_stamp =
-                    now.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS));
+                    now.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS, tp.hz));
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -1161,6 +1158,8 @@ mod tests {
         /// Bottleneck of `pkts_per_ms` packets per millisecond, round-trip propagation `rtt_ms`.
         fn new(seed: u64, pkts_per_ms: u64, rtt_ms: u64) -> Path {
             let mut tp = TcpState::new(MSS, 10);
+            // Jiffies of 1 ms keep the assertions in milliseconds.
+            tp.hz = 1000;
             let mut cc = Bbr::new(seed);
             cc.init(&mut tp);
             Path {
@@ -1616,6 +1615,7 @@ mod tests {
     #[test]
     fn probe_rtt_done_restores_saved_cwnd_exactly() {
         let mut tp = TcpState::new(MSS, 10);
+        tp.hz = 1000;
         let mut cc = Bbr::new(5);
         cc.init(&mut tp);
         cc.full_bw_reached = true;

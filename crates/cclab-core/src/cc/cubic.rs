@@ -81,10 +81,6 @@ const BETA: u32 = 717;
 const BIC_SCALE: u32 = 41;
 /// The curve's time unit is 1/2^BICTCP_HZ seconds.
 const BICTCP_HZ: u32 = 10;
-/// Kernel tick rate assumed for `tcp_jiffies32`.
-const HZ: u32 = 1000;
-/// `jiffies` at boot, truncated to 32 bits: `(u32)(-300 * HZ)`.
-const INITIAL_JIFFIES32: u32 = (-300i32 * HZ as i32) as u32;
 
 /// Reno-emulation step, in ACKed packets per cwnd, scaled by 8:
 /// `8 (1024 + beta) / 3 / (1024 - beta)` = 15 with integer division, as Linux computes it.
@@ -109,14 +105,15 @@ const HYSTART_DELAY_MAX: u32 = 16000;
 const USEC_PER_MSEC: u64 = 1000;
 const USEC_PER_SEC: u64 = 1_000_000;
 
-/// `tcp_jiffies32` for a time in ns (see module docs for the offset).
-fn jiffies32(ns: u64) -> u32 {
-    ((ns / 1_000_000) as u32).wrapping_add(INITIAL_JIFFIES32)
+/// `tcp_jiffies32` for a time in ns, with Linux's boot offset `INITIAL_JIFFIES`
+/// (`(u32)(-300 * HZ)`, see the module docs).
+fn jiffies32(ns: u64, hz: u32) -> u32 {
+    ((ns / (1_000_000_000 / hz as u64)) as u32).wrapping_add((-300i64 * hz as i64) as u32)
 }
 
-/// `usecs_to_jiffies()` for HZ = 1000: rounds up to whole milliseconds.
-fn usecs_to_jiffies(us: u32) -> u64 {
-    let us_per_jiffy = USEC_PER_SEC / HZ as u64;
+/// `usecs_to_jiffies()`: rounds up to whole jiffies.
+fn usecs_to_jiffies(us: u32, hz: u32) -> u64 {
+    let us_per_jiffy = USEC_PER_SEC / hz as u64;
     (us as u64).div_ceil(us_per_jiffy)
 }
 
@@ -303,12 +300,12 @@ impl Cubic {
     }
 
     /// `bictcp_update`: recompute `cnt` for the current cwnd. `now` is in jiffies.
-    fn update(&mut self, cwnd: u32, acked: u32, now: u32) {
+    fn update(&mut self, cwnd: u32, acked: u32, now: u32, hz: u32) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
 
         // Same cwnd and evaluated less than ~31 ms ago: keep the old cnt (and do not even
         // advance the Reno estimate; its ACK count keeps accumulating).
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (hz / 32) as i32 {
             return;
         }
 
@@ -316,7 +313,7 @@ impl Cubic {
         // Reno estimate is refreshed. A window reduction clears epoch_start, which forces
         // a fresh evaluation.
         if !(self.epoch_start != 0 && now == self.last_time) {
-            self.update_cubic(cwnd, acked, now);
+            self.update_cubic(cwnd, acked, now, hz);
         }
 
         if self.tcp_friendliness {
@@ -328,7 +325,7 @@ impl Cubic {
     }
 
     /// The cubic-curve part of `bictcp_update`.
-    fn update_cubic(&mut self, cwnd: u32, acked: u32, now: u32) {
+    fn update_cubic(&mut self, cwnd: u32, acked: u32, now: u32, hz: u32) {
         self.last_cwnd = cwnd;
         self.last_time = now;
 
@@ -352,7 +349,7 @@ impl Cubic {
         // Elapsed time in the epoch (signed in the kernel, then widened), evaluated one
         // delay_min ahead, converted from jiffies to 1/1024 s.
         let elapsed = (now.wrapping_sub(self.epoch_start) as i32) as i64 as u64;
-        let t = (elapsed.wrapping_add(usecs_to_jiffies(self.delay_min)) << BICTCP_HZ) / HZ as u64;
+        let t = (elapsed.wrapping_add(usecs_to_jiffies(self.delay_min, hz)) << BICTCP_HZ) / hz as u64;
 
         let k = self.bic_k as u64;
         let offs = k.abs_diff(t);
@@ -505,8 +502,8 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let now = jiffies32(tp.now_ns);
-        self.update(tp.snd_cwnd, acked, now);
+        let now = jiffies32(tp.now_ns, tp.hz);
+        self.update(tp.snd_cwnd, acked, now, tp.hz);
         let cnt = self.cnt;
         tcp_cong_avoid_ai(tp, cnt, acked);
     }
@@ -525,8 +522,8 @@ impl CongestionControl for Cubic {
         }
         // Sending resumes after an idle (application-limited) period: slide the epoch forward
         // by the idle time so the curve does not jump ahead, but never into the future.
-        let now = jiffies32(tp.now_ns);
-        let idle = now.wrapping_sub(jiffies32(tp.lsndtime_ns)) as i32;
+        let now = jiffies32(tp.now_ns, tp.hz);
+        let idle = now.wrapping_sub(jiffies32(tp.lsndtime_ns, tp.hz)) as i32;
         if self.epoch_start != 0 && idle > 0 {
             self.epoch_start = self.epoch_start.wrapping_add(idle as u32);
             if after32(self.epoch_start, now) {
@@ -542,8 +539,8 @@ impl CongestionControl for Cubic {
         }
 
         // Ignore RTT samples in the first second of an epoch (just after a recovery).
-        let now = jiffies32(tp.now_ns);
-        if self.epoch_start != 0 && (now.wrapping_sub(self.epoch_start) as i32) < HZ as i32 {
+        let now = jiffies32(tp.now_ns, tp.hz);
+        if self.epoch_start != 0 && (now.wrapping_sub(self.epoch_start) as i32) < tp.hz as i32 {
             return;
         }
 
@@ -661,7 +658,7 @@ mod tests {
         assert_eq!(BETA_SCALE_FRIENDLY, 15);
         assert_eq!(CUBE_RTT_SCALE, 410);
         assert_eq!(CUBE_FACTOR, 2_681_735_677);
-        assert_eq!(INITIAL_JIFFIES32, 0xFFFB_6C20);
+        assert_eq!(jiffies32(0, 1000), 0xFFFB_6C20);
     }
 
     #[test]
@@ -1005,16 +1002,18 @@ mod tests {
         let resume = tp.now_ns + 300 * MS;
         set_now(&mut tp, resume);
         cc.cwnd_event(&mut tp, CaEvent::TxStart);
-        assert_eq!(cc.epoch_start, e0.wrapping_add(300));
+        // 300 ms of jiffies (75 at HZ = 250).
+        let idle = 300 * tp.hz / 1000;
+        assert_eq!(cc.epoch_start, e0.wrapping_add(idle));
         // Other events do nothing.
         cc.cwnd_event(&mut tp, CaEvent::CwndRestart);
-        assert_eq!(cc.epoch_start, e0.wrapping_add(300));
+        assert_eq!(cc.epoch_start, e0.wrapping_add(idle));
         // The shift never moves the epoch past now.
         let mut cc2 = cc.clone();
-        cc2.epoch_start = jiffies32(tp.now_ns) - 5;
+        cc2.epoch_start = jiffies32(tp.now_ns, tp.hz) - 5;
         tp.lsndtime_ns = tp.now_ns - 100 * MS;
         cc2.cwnd_event(&mut tp, CaEvent::TxStart);
-        assert_eq!(cc2.epoch_start, jiffies32(tp.now_ns));
+        assert_eq!(cc2.epoch_start, jiffies32(tp.now_ns, tp.hz));
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub enum CaEvent {
     Loss,
 }
 
+/// `CONFIG_HZ` of the modelled hosts unless configured otherwise: 250, as Debian's kernels
+/// (and the kernel lab's) use; Fedora/RHEL and recent Ubuntu kernels use 1000.
+pub const DEFAULT_HZ: u32 = 250;
+
 /// The fields of the connection a controller reads and writes: the subset of Linux
 /// `struct tcp_sock` / `struct sock` that the in-tree controllers touch.
 ///
@@ -108,6 +112,9 @@ pub struct TcpState {
     pub snd_nxt: u64,
     /// Time of the last data transmission, ns (`tp->lsndtime`).
     pub lsndtime_ns: u64,
+    /// The host kernel's timer tick rate (`CONFIG_HZ`): jiffies-based clocks and timers
+    /// (CUBIC's epoch, BBR's windows, TLP/RACK/RTO timers) move in steps of 1/hz s.
+    pub hz: u32,
 }
 
 impl TcpState {
@@ -139,7 +146,13 @@ impl TcpState {
             snd_una: 0,
             snd_nxt: 0,
             lsndtime_ns: 0,
+            hz: DEFAULT_HZ,
         }
+    }
+
+    /// Length of one jiffy, ns.
+    pub fn ns_per_jiffy(&self) -> u64 {
+        1_000_000_000 / self.hz.max(1) as u64
     }
 
     /// Segments believed to be in the network (`tcp_packets_in_flight()`):
