@@ -116,6 +116,9 @@ pub struct ElementStats {
     pub queue_delay: Histogram,
     /// How late packets left the delay line relative to their due time, ns.
     pub lateness: Histogram,
+    /// Times the element released packets more than [`STALL_NS`] late (its thread did not
+    /// run in time): the lab's own timing faults, each of which bunches packets.
+    pub stalls: u64,
     /// TCP payload bytes of each flow that crossed the bottleneck (retransmissions included).
     pub flow_payload_bytes: Vec<u64>,
     /// Largest packet read from the TUN device (shows whether super-packets reach the element).
@@ -421,6 +424,10 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
     r
 }
 
+/// Lateness beyond which a release counts as a stall of the element (its thread did not run:
+/// a preempted vCPU, softirq work), ns. Normal wake-up jitter stays far below it.
+pub const STALL_NS: u64 = 500_000;
+
 /// The element's state (one per run).
 struct El<'a> {
     cfg: &'a ElementConfig,
@@ -439,6 +446,8 @@ struct El<'a> {
     rtt: Vec<RttTrack>,
     pool: Vec<Vec<u8>>,
     lost: Vec<bool>,
+    /// End of the last stall counted in `st.stalls`.
+    stall_end: u64,
     /// Packet trace for fidelity work (`CCLAB_ELEMENT_TRACE=FILE`): one line per packet read,
     /// `D t_us flow seq segs payload` or `A t_us flow ack sack_left sack_right`.
     trace: Option<std::io::BufWriter<std::fs::File>>,
@@ -690,6 +699,11 @@ impl El<'_> {
                 let p = line.pop_due(now).expect("due");
                 if counting {
                     self.st.lateness.record(now - due);
+                    // A stall: the first packet it made late (the others were due during it).
+                    if now - due > STALL_NS && due > self.stall_end {
+                        self.st.stalls += 1;
+                        self.stall_end = now;
+                    }
                 }
                 // An error (the stack refused it, e.g. no route yet) is a loss outside the model.
                 let _ = sys::write_fd(self.fd, &p.data);
@@ -787,6 +801,7 @@ pub fn run(
         rtt: (0..nflows).map(|_| RttTrack::default()).collect(),
         pool: Vec::new(),
         lost: Vec::new(),
+        stall_end: 0,
         trace: std::env::var_os("CCLAB_ELEMENT_TRACE")
             .and_then(|p| std::fs::File::create(p).ok())
             .map(std::io::BufWriter::new),

@@ -210,6 +210,9 @@ pub struct KernelRun {
     /// /proc/net/netstat and /proc/net/snmp, non-zero ones): recoveries, probes, undos...
     /// The namespace is new for each run, so they count this run alone.
     pub sender_mib: Vec<(String, u64)>,
+    /// Whether the processing of packets the element writes was steered off its CPU (RPS on
+    /// the TUN device; see `Topology::steer_tun_processing`).
+    pub steered: bool,
 }
 
 /// Non-zero `Tcp`/`TcpExt` counters of the calling thread's network namespace.
@@ -345,6 +348,7 @@ pub fn run_scenario_detailed(
             ))
         })?;
     topo.route_through_tun(mtu)?;
+    let steered = pin && sys::placement().is_some_and(|(_, endpoints)| topo.steer_tun_processing(&endpoints));
 
     // Receiver.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -407,6 +411,7 @@ pub fn run_scenario_detailed(
         element: el_stats,
         cc_used,
         sender_mib,
+        steered,
     })
 }
 

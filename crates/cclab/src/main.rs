@@ -61,8 +61,9 @@ struct CalArgs {
     /// Directory of calibration scenarios
     #[arg(long, default_value = cclab::calibrate::DEFAULT_DIR, value_name = "DIR")]
     dir: PathBuf,
-    /// Kernel runs per point (consecutive seeds); the acceptance targets assume >= 3
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    /// Runs per point on each backend, with the same consecutive seeds (the kernel's run-to-run
+    /// spread needs several; the acceptance targets assume >= 3)
+    #[arg(long, default_value_t = 5, value_name = "N")]
     repeat: u32,
     /// Run only the simulator side (checks the matrix; compares nothing)
     #[arg(long, conflicts_with = "kernel_from")]

@@ -54,7 +54,8 @@
 //! Units are Linux's: bandwidth is packets per microsecond scaled by 2^24 (`BW_SCALE`) and held
 //! in a `u32`; gains are fractions scaled by 2^8 (`BBR_SCALE`, so 256 = 1.0); cwnd in packets;
 //! `TcpState::pacing_rate` in bytes per second; RTTs in microseconds; the min_rtt and PROBE_RTT
-//! timers in jiffies with HZ = 1000 (`jiffies = now_ns / 1_000_000`, truncated to 32 bits).
+//! timers in jiffies of the host's `CONFIG_HZ` (`TcpState::hz`, 250 by default:
+//! `jiffies = now_ns / (1e9 / hz)`, truncated to 32 bits).
 //! Where Linux relies on 32-bit wrap-around or on narrow bitfields (e.g. `extra_acked` is a
 //! `u16`), the same widths are used here so that the arithmetic matches.
 //!

@@ -39,8 +39,9 @@
 //!
 //! # Clocks and units
 //!
-//! - Linux `tcp_jiffies32` with HZ = 1000: `now_ns / 1_000_000`, plus Linux's boot offset
-//!   `INITIAL_JIFFIES` (-300 s, wrapped to 32 bits). The offset changes nothing except where
+//! - Linux `tcp_jiffies32` at the host's `CONFIG_HZ` (`TcpState::hz`, 250 by default):
+//!   `now_ns / (1e9 / hz)`, plus Linux's boot offset `INITIAL_JIFFIES` (-300 s, wrapped to
+//!   32 bits). The offset changes nothing except where
 //!   the counter crosses 0: Linux uses `epoch_start == 0` to mean "no epoch", and without the
 //!   offset every flow of the simulator (whose clock starts at 0) would hit that ambiguity in
 //!   its first millisecond. With the offset it happens at simulated t = 300 s, as it does on a

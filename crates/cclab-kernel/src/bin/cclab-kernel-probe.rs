@@ -107,6 +107,7 @@ fn main() {
                         serde_json::json!({
                             "result": res,
                             "cc_used": r.cc_used,
+                            "steered": r.steered,
                             "sender_mib": r.sender_mib.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
                             "element": {
                                 "data_pkts_in": e.data_pkts_in, "acks_in": e.acks_in,
@@ -115,6 +116,7 @@ fn main() {
                                 "rtt_elem_ms_p50": q(&e.flow_rtt[0], 0.5) / 1e3, "rtt_elem_ms_p99": q(&e.flow_rtt[0], 0.99) / 1e3,
                                 "lateness_us_p50": q(&e.lateness, 0.5), "lateness_us_p99": q(&e.lateness, 0.99),
                                 "lateness_us_max": e.lateness.max().unwrap_or(0) as f64 / 1e3,
+                                "stalls": e.stalls,
                             }
                         })
                     );
