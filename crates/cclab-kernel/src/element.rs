@@ -116,6 +116,10 @@ pub struct ElementStats {
     pub queue_delay: Histogram,
     /// How late packets left the delay line relative to their due time, ns.
     pub lateness: Histogram,
+    /// Receiver turnaround, ns: from the element writing a data segment to it reading the ACK
+    /// that acknowledges exactly up to that segment's end (the receiving host's stack, its
+    /// ACK decision and the way back; delayed ACKs included).
+    pub turnaround: Histogram,
     /// Times the element released packets more than [`STALL_NS`] late (its thread did not
     /// run in time): the lab's own timing faults, each of which bunches packets.
     pub stalls: u64,
@@ -143,6 +147,8 @@ struct Pkt {
     line: usize,
     /// Bytes on the wire: the IP packet, or the sum of a super-packet's segments.
     wire: u32,
+    /// TCP sequence number after the payload (data packets).
+    end_seq: u32,
 }
 
 impl WireLen for Pkt {
@@ -448,6 +454,8 @@ struct El<'a> {
     lost: Vec<bool>,
     /// End of the last stall counted in `st.stalls`.
     stall_end: u64,
+    /// Per flow: (end sequence, release time) of data packets written back, for turnaround.
+    released: Vec<std::collections::VecDeque<(u32, u64)>>,
     /// Packet trace for fidelity work (`CCLAB_ELEMENT_TRACE=FILE`): one line per packet read,
     /// `D t_us flow seq segs payload` or `A t_us flow ack sack_left sack_right`.
     trace: Option<std::io::BufWriter<std::fs::File>>,
@@ -576,6 +584,7 @@ impl El<'_> {
                                     payload: pl,
                                     line,
                                     wire: w,
+                                    end_seq: p.seq.wrapping_add((i * mss) as u32 + pl),
                                 };
                                 if let Err(pk) = self.bn.enqueue(now, pkt) {
                                     self.recycle(pk.data);
@@ -605,6 +614,7 @@ impl El<'_> {
                     payload: p.payload,
                     line,
                     wire,
+                    end_seq: p.seq.wrapping_add(p.payload),
                 };
                 if let Err(pk) = self.bn.enqueue(now, pkt) {
                     self.recycle(pk.data);
@@ -623,6 +633,20 @@ impl El<'_> {
                     }
                 }
                 if let (Some(f), true) = (p.flow, p.tcp && p.ack_flag) {
+                    // Receiver turnaround: from writing the segment this ACK acknowledges up
+                    // to reading the ACK.
+                    let q = &mut self.released[f as usize];
+                    while q.front().is_some_and(|&(e, _)| seq_lt(e, p.ack)) {
+                        q.pop_front();
+                    }
+                    if let Some(&(e, t)) = q.front() {
+                        if e == p.ack {
+                            q.pop_front();
+                            if counting {
+                                self.st.turnaround.record(now.saturating_sub(t));
+                            }
+                        }
+                    }
                     let sample = self.rtt[f as usize].on_ack(p.ack, &p.sacks[..p.nsacks], now);
                     if let (Some(r), true) = (sample, counting) {
                         self.st.flow_rtt[f as usize].record(r + self.rev_delay[line]);
@@ -639,6 +663,7 @@ impl El<'_> {
                         payload: 0,
                         line,
                         wire,
+                        end_seq: 0,
                     },
                 );
             }
@@ -697,6 +722,13 @@ impl El<'_> {
                     break;
                 }
                 let p = line.pop_due(now).expect("due");
+                if let (true, Some(f), true) = (k < self.fwd.len(), p.flow, p.payload > 0) {
+                    let q = &mut self.released[f as usize];
+                    if q.len() >= 1 << 16 {
+                        q.pop_front();
+                    }
+                    q.push_back((p.end_seq, now));
+                }
                 if counting {
                     self.st.lateness.record(now - due);
                     // A stall: the first packet it made late (the others were due during it).
@@ -802,6 +834,7 @@ pub fn run(
         pool: Vec::new(),
         lost: Vec::new(),
         stall_end: 0,
+        released: vec![std::collections::VecDeque::new(); nflows],
         trace: std::env::var_os("CCLAB_ELEMENT_TRACE")
             .and_then(|p| std::fs::File::create(p).ok())
             .map(std::io::BufWriter::new),

@@ -264,10 +264,8 @@ impl Topology {
         if mask == 0 {
             return false;
         }
-        // sysfs shows the devices of the namespace it was mounted in: `ip netns exec`
-        // mounts the router namespace's own.
-        let cmd = format!("echo {mask:x} > /sys/class/net/{TUN}/queues/rx-0/rps_cpus");
-        run_cmd("ip", &["netns", "exec", &self.rtr, "sh", "-c", &cmd]).is_ok()
+        let rel = format!("class/net/{TUN}/queues/rx-0/rps_cpus");
+        sys::in_netns(&self.rtr, move || sys::write_own_sysfs(&rel, &format!("{mask:x}"))).is_ok()
     }
 }
 
@@ -275,11 +273,30 @@ impl Drop for Topology {
     fn drop(&mut self) {
         for n in self.created.iter().rev() {
             if !self.keep {
-                let _ = ip(&["netns", "del", n]);
+                delete_namespace(n);
             }
             live_remove(n);
         }
     }
+}
+
+/// `ip netns del`, retried for up to a second: the kernel refuses to unlink a namespace
+/// file while a copy of its mount lives in another mount namespace (a process in the middle
+/// of `ip netns exec`, anywhere on the host). A namespace that still cannot be removed is
+/// reported on stderr with the command that removes it later.
+fn delete_namespace(n: &str) {
+    let mut last = String::new();
+    for i in 0..10 {
+        match ip(&["netns", "del", n]) {
+            Ok(_) => return,
+            Err(e) => last = e.to_string(),
+        }
+        if !std::path::Path::new("/run/netns").join(n).exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10 << i.min(4)));
+    }
+    eprintln!("warning: could not delete network namespace {n} ({last}); `cclab lab clean` removes it");
 }
 
 /// What [`clean_stale`] removed.

@@ -102,6 +102,7 @@ fn main() {
                     let q = |h: &cclab_results::Histogram, q: f64| {
                         h.quantile(q).unwrap_or(0) as f64 / 1e3
                     };
+                    let turnaround: Vec<f64> = [0.1, 0.5, 0.9, 0.99].iter().map(|&x| q(&e.turnaround, x)).collect();
                     println!(
                         "{}",
                         serde_json::json!({
@@ -117,6 +118,8 @@ fn main() {
                                 "lateness_us_p50": q(&e.lateness, 0.5), "lateness_us_p99": q(&e.lateness, 0.99),
                                 "lateness_us_max": e.lateness.max().unwrap_or(0) as f64 / 1e3,
                                 "stalls": e.stalls,
+                                "turnaround_us": turnaround,
+                                "turnaround_n": e.turnaround.count(),
                             }
                         })
                     );
