@@ -412,7 +412,7 @@ pub fn markdown(cal: &Calibration) -> String {
     let _ = writeln!(s, "# Calibration: simulator vs kernel\n");
     let _ = writeln!(
         s,
-        "Produced by `cclab calibrate --repeat {} --out docs/calibration` (cclab {}). Each point runs on both backends with the same {} consecutive seeds; values are the median [min-max] over them; error = (sim median - kernel median) / kernel median. Identical flows (same controller, start, size and RTT) are compared by rank: `cubic #1/2` is whichever of the two identical CUBIC flows got more goodput in that run.\n",
+        "Produced by `cclab calibrate --repeat {}` (cclab {}). Each point runs on both backends with the same {} consecutive seeds; values are the median [min-max] over them; error = (sim median - kernel median) / kernel median. Identical flows (same controller, start, size and RTT) are compared by rank: `cubic #1/2` is whichever of the two identical CUBIC flows got more goodput in that run.\n",
         cal.repeat, cal.cclab, cal.repeat
     );
     if let Some(dir) = &cal.kernel_from {
