@@ -213,6 +213,10 @@ pub struct KernelRun {
     /// Whether the processing of packets the element writes was steered off its CPU (RPS on
     /// the TUN device; see `Topology::steer_tun_processing`).
     pub steered: bool,
+    /// CPU time the hypervisor took from this (virtual) machine during the traffic, ms over
+    /// all CPUs (/proc/stat `steal`); None on kernels that do not report it. Runs with a lot
+    /// of it measured the machine as much as the path.
+    pub steal_ms: Option<f64>,
 }
 
 /// Non-zero `Tcp`/`TcpExt` counters of the calling thread's network namespace.
@@ -387,6 +391,7 @@ pub fn run_scenario_detailed(
     };
     let snd = topo.snd.clone();
     let (s3, e3) = (sh.clone(), el_shared.clone());
+    let steal_before = sys::steal_ms();
     let sender = std::thread::spawn(move || {
         if pin {
             sys::place(false);
@@ -398,6 +403,7 @@ pub fn run_scenario_detailed(
     let (out, sender_mib) = sender
         .join()
         .map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
+    let steal_ms = steal_before.zip(sys::steal_ms()).map(|(a, b)| b - a);
     let (el_stats, _) = threads.stop();
     let el_stats = el_stats?;
     drop(topo);
@@ -405,13 +411,14 @@ pub fn run_scenario_detailed(
         return Err(KernelError::Interrupted(sig));
     }
     let cc_used = out.cc_used.clone();
-    let result = build_result(sc, &plans, &out, &sh, &el_stats, opts.series_interval_ns);
+    let result = build_result(sc, &plans, &out, &sh, &el_stats, opts.series_interval_ns, steal_ms);
     Ok(KernelRun {
         result,
         element: el_stats,
         cc_used,
         sender_mib,
         steered,
+        steal_ms,
     })
 }
 
@@ -455,6 +462,7 @@ fn build_result(
     sh: &traffic::Shared,
     el: &ElementStats,
     bin_ns: u64,
+    lab_steal_ms: Option<f64>,
 ) -> RunResult {
     let t0 = sh.t0.load(Ordering::SeqCst);
     let end = out.end_rel;
@@ -579,5 +587,10 @@ fn build_result(
         link,
         reference: None,
         series: Some(series),
+        lab: Some(cclab_results::LabConditions {
+            steal_ms: lab_steal_ms,
+            cpus: sys::online_cpus(),
+            element_stalls: el.stalls,
+        }),
     }
 }

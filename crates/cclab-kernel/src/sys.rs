@@ -584,3 +584,19 @@ pub fn write_own_sysfs(rel: &str, value: &str) -> io::Result<()> {
     f.write_all(value.as_bytes())
         .map_err(|e| io::Error::new(e.kind(), format!("/sys/{rel}: {e}")))
 }
+
+/// CPU time the hypervisor has taken from this machine so far, summed over its CPUs, ms
+/// (`steal` of the `cpu` line of /proc/stat); None where the kernel does not report it.
+pub fn steal_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let steal: u64 = line.split_whitespace().nth(8)?.parse().ok()?;
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| steal as f64 * 1000.0 / hz as f64)
+}
+
+/// CPUs online on this machine.
+pub fn online_cpus() -> u32 {
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    n.max(1) as u32
+}

@@ -207,6 +207,7 @@ mod tests {
             jain: 1.0,
             reference: None,
             series: None,
+            lab: None,
         }
     }
 

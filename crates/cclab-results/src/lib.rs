@@ -46,6 +46,47 @@ pub struct RunResult {
     /// Time series (100 ms bins); written to CSV by the CLI, omitted from JSON unless asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<TimeSeries>,
+    /// Kernel backend: the conditions the run had on this machine (absent from simulator runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabConditions>,
+}
+
+/// How undisturbed a kernel-backend run was. A run whose machine was busy elsewhere measured
+/// the machine as much as the path: see [`LabConditions::disturbed`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LabConditions {
+    /// CPU time the hypervisor took from this (virtual) machine during the run, ms summed over
+    /// its CPUs (/proc/stat `steal`); None where the kernel does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ms: Option<f64>,
+    /// CPUs of the machine (the denominator of the steal share).
+    pub cpus: u32,
+    /// Times the link element released packets more than 0.5 ms late (it lost its CPU).
+    pub element_stalls: u64,
+}
+
+impl LabConditions {
+    /// Share of the machine's CPU time taken by the hypervisor over `duration_s`.
+    pub fn steal_share(&self, duration_s: f64) -> Option<f64> {
+        let total_ms = duration_s * 1e3 * self.cpus.max(1) as f64;
+        self.steal_ms.filter(|_| total_ms > 0.0).map(|s| s / total_ms)
+    }
+
+    /// Why this run's timing cannot be trusted, if it cannot: more than 5% of the CPU time
+    /// stolen, or the element stalled more than twice a second. (Measured on the lab's 2-vCPU
+    /// machine: undisturbed 20 s runs have 0.2-0.6 s of steal and 0-10 stalls; a run with
+    /// 8.9 s and 320 stalls turned a CUBIC-vs-BBR contest the other way round.)
+    pub fn disturbed(&self, duration_s: f64) -> Option<String> {
+        let share = self.steal_share(duration_s).unwrap_or(0.0);
+        let stalls_per_s = self.element_stalls as f64 / duration_s.max(1e-9);
+        (share > 0.05 || stalls_per_s > 2.0).then(|| {
+            format!(
+                "the hypervisor took {:.0}% of the CPU time and the link element stalled {} times",
+                share * 100.0,
+                self.element_stalls
+            )
+        })
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -136,6 +177,23 @@ pub fn jain(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lab_conditions_flag_disturbed_runs() {
+        let lab = |steal_ms: Option<f64>, element_stalls| LabConditions { steal_ms, cpus: 2, element_stalls };
+        // The measured cases: a quiet 20 s run, and the one whose result flipped.
+        assert_eq!(lab(Some(440.0), 9).disturbed(20.0), None);
+        let why = lab(Some(8900.0), 320).disturbed(20.0).unwrap();
+        assert!(why.contains("22%") && why.contains("320"), "{why}");
+        assert!((lab(Some(8900.0), 0).steal_share(20.0).unwrap() - 0.2225).abs() < 1e-9);
+        // Either sign alone is enough; no steal figure (not reported) is not a disturbance.
+        assert!(lab(Some(2100.0), 0).disturbed(20.0).is_some());
+        assert!(lab(None, 50).disturbed(20.0).is_some());
+        assert_eq!(lab(None, 30).disturbed(20.0), None);
+        // Simulator documents have no `lab`; kernel ones round-trip it.
+        let json = serde_json::to_string(&lab(Some(1.5), 3)).unwrap();
+        assert_eq!(serde_json::from_str::<LabConditions>(&json).unwrap(), lab(Some(1.5), 3));
+    }
 
     #[test]
     fn jain_index() {

@@ -460,6 +460,7 @@ impl Simulation {
             link,
             reference: None,
             series,
+            lab: None,
         }
     }
 }

@@ -509,6 +509,7 @@ mod tests {
             jain: 1.0,
             reference: None,
             series: None,
+            lab: None,
         }
     }
 

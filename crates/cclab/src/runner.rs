@@ -181,6 +181,9 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
                     break;
                 }
                 let r = run_job(opts.backend, &jobs[i]);
+                if let Ok(res) = &r {
+                    warn_if_disturbed(&jobs[i], res);
+                }
                 results.lock().unwrap()[i] = Some(r);
                 done.fetch_add(1, Ordering::Relaxed);
             });
@@ -209,6 +212,18 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
         docs[owner[i]].runs.push(r);
     }
     Ok(docs)
+}
+
+/// A kernel run whose machine was busy elsewhere (hypervisor steal, element stalls) gets a
+/// warning line on stderr: its figures describe the machine as much as the path.
+fn warn_if_disturbed(job: &Job, res: &RunResult) {
+    let Some(why) = res.lab.as_ref().and_then(|l| l.disturbed(res.duration_s)) else { return };
+    let params: Vec<String> = job.point.params.iter().map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"'))).collect();
+    let at = if params.is_empty() { String::new() } else { format!(" {}", params.join(",")) };
+    eprintln!(
+        "warning: {}{at} seed {}: {why}; this run measured the machine as much as the path (re-run it on a quiet machine)",
+        job.point.scenario.name, res.seed
+    );
 }
 
 /// Progress on stderr once a matrix has run for 2 s: a live line on a terminal, else a line
