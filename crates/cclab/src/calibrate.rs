@@ -37,7 +37,24 @@ pub struct CalOptions {
     /// as `--out` writes them) instead of running the kernel: seconds instead of half an hour,
     /// for iterating on the model.
     pub kernel_from: Option<PathBuf>,
+    /// Keep kernel runs whose machine was disturbed (CPU steal, element stalls: see
+    /// [`cclab_results::LabConditions::disturbed`]) in the comparison. By default they are
+    /// left out of a point (with the simulator's runs of the same seeds) while at least one
+    /// undisturbed run of it remains, and listed in the report.
+    pub keep_disturbed: bool,
     pub progress: bool,
+}
+
+/// A kernel run the comparison left out (or would have, see `kept`).
+#[derive(Clone, Debug, Serialize)]
+pub struct DisturbedRun {
+    pub scenario: String,
+    pub params: String,
+    pub seed: u64,
+    pub why: String,
+    /// Whether it stayed in the comparison (`--keep-disturbed`, or no undisturbed run of
+    /// its point was left).
+    pub kept: bool,
 }
 
 /// Statistics of one metric over a backend's seeds.
@@ -126,6 +143,9 @@ pub struct Calibration {
     pub kernel_from: Option<String>,
     pub points: Vec<FlowCal>,
     pub summary: Summary,
+    /// Kernel runs whose machine was disturbed during the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<DisturbedRun>,
 }
 
 fn scenario_files(dir: &Path) -> Result<Vec<String>, Error> {
@@ -334,12 +354,16 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     };
     let r = repeat as usize;
     let mut points = Vec::new();
+    let mut disturbed = Vec::new();
     for (pi, plan) in plans.iter().enumerate() {
         for (i, pt) in plan.points.iter().enumerate() {
-            let sim: Vec<&RunResult> = sim_docs[pi].runs[i * r..(i + 1) * r].iter().collect();
-            let kernel: Vec<&RunResult> =
+            let mut sim: Vec<&RunResult> = sim_docs[pi].runs[i * r..(i + 1) * r].iter().collect();
+            let mut kernel: Vec<&RunResult> =
                 kernel_docs.get(pi).map(|d| d.runs[i * r..(i + 1) * r].iter().collect()).unwrap_or_default();
             let label = if pt.label().is_empty() { "-".to_string() } else { pt.label() };
+            for (seed, why, kept) in leave_out_disturbed(&mut sim, &mut kernel, opts.keep_disturbed) {
+                disturbed.push(DisturbedRun { scenario: plan.name.clone(), params: label.clone(), seed, why, kept });
+            }
             let class = identical_flows(&pt.scenario);
             points.extend(compare_point(&plan.name, label, &class, &sim, &kernel));
         }
@@ -352,8 +376,33 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
         kernel_from: opts.kernel_from.as_ref().map(|d| d.display().to_string()),
         points,
         summary,
+        disturbed,
     };
     Ok((cal, sim_docs, kernel_docs))
+}
+
+/// Finds a point's disturbed kernel runs and, unless `keep` or none of its runs was quiet,
+/// removes them and the simulator runs of the same seeds (same index) from the comparison.
+/// Returns (seed, what happened, kept) per disturbed run.
+fn leave_out_disturbed(sim: &mut Vec<&RunResult>, kernel: &mut Vec<&RunResult>, keep: bool) -> Vec<(u64, String, bool)> {
+    let why: Vec<Option<String>> =
+        kernel.iter().map(|k| k.lab.as_ref().and_then(|l| l.disturbed(k.duration_s))).collect();
+    let quiet = why.iter().filter(|w| w.is_none()).count();
+    let drop = !keep && quiet > 0 && quiet < kernel.len();
+    let out = kernel.iter().zip(&why).filter_map(|(k, w)| w.as_ref().map(|w| (k.seed, w.clone(), !drop))).collect();
+    if drop {
+        let mut i = 0;
+        kernel.retain(|_| {
+            i += 1;
+            why[i - 1].is_none()
+        });
+        let mut i = 0;
+        sim.retain(|_| {
+            i += 1;
+            why.get(i - 1).map_or(true, |w| w.is_none())
+        });
+    }
+    out
 }
 
 /// The stored kernel results of `plan` in `dir` and its repeats per point; checks that they
@@ -455,6 +504,15 @@ pub fn markdown(cal: &Calibration) -> String {
         }
         s.push('\n');
     }
+    if !cal.disturbed.is_empty() {
+        let _ = writeln!(s, "## Disturbed kernel runs
+
+Runs during which this machine was busy elsewhere (over 5% of its CPU time taken by the hypervisor, or the link element stalling more than twice a second): they measured the machine as much as the path. `left out` runs are excluded from their point's kernel and simulator statistics (same seed); `kept` ones were the only runs of their point or `--keep-disturbed` was given.\n\n| scenario | params | seed | what happened | |\n|---|---|---|---|---|");
+        for d in &cal.disturbed {
+            let _ = writeln!(s, "| {} | {} | {} | {} | {} |", d.scenario, d.params, d.seed, d.why, if d.kept { "kept" } else { "left out" });
+        }
+        s.push('\n');
+    }
     s
 }
 
@@ -483,6 +541,14 @@ pub fn text(cal: &Calibration) -> String {
             sm.rtt_within_15pct * 100.0,
             sm.rtt_points,
             sm.pass
+        );
+    }
+    if !cal.disturbed.is_empty() {
+        let left = cal.disturbed.iter().filter(|d| !d.kept).count();
+        let _ = writeln!(
+            s,
+            "disturbed kernel runs (CPU steal or element stalls): {}, {left} left out of the comparison (see calibration.md)",
+            cal.disturbed.len()
         );
     }
     s
@@ -559,6 +625,41 @@ mod tests {
         assert_eq!(g.sim, 100.0);
         assert_eq!((g.sim_stats.min, g.sim_stats.max, g.sim_stats.n), (50.0, 300.0, 3));
         assert_eq!(g.ok, Some(true));
+    }
+
+    #[test]
+    fn disturbed_kernel_runs_are_left_out_with_their_seeds() {
+        use cclab_results::LabConditions;
+        let with = |mut r: RunResult, seed: u64, steal_ms: f64| {
+            r.seed = seed;
+            r.duration_s = 20.0;
+            r.lab = Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: 0 });
+            r
+        };
+        // Seed 2's kernel run lost 22% of the CPU and its figure went the other way.
+        let sim = [run_with(84.0, 0.01, 34.0), run_with(80.0, 0.01, 34.0), run_with(83.0, 0.01, 34.0)];
+        let k = [with(run_with(82.0, 0.01, 34.0), 1, 300.0), with(run_with(30.0, 0.01, 26.0), 2, 8900.0), with(run_with(83.0, 0.01, 34.0), 3, 500.0)];
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim.iter().collect(), k.iter().collect());
+        let d = leave_out_disturbed(&mut sr, &mut kr, false);
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].0, d[0].2), (2, false));
+        assert!(d[0].1.contains("22%"), "{}", d[0].1);
+        assert_eq!(kr.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(sr.iter().map(|r| r.flows[0].goodput_bps).collect::<Vec<_>>(), [84.0, 83.0], "the simulator's seed 2 goes too");
+        let g = &compare_point("s", "-".into(), &[0], &sr, &kr)[0].metrics[0];
+        assert_eq!((g.kernel.as_ref().unwrap().n, g.ok), (2, Some(true)));
+        // --keep-disturbed keeps everything, and so does a point with no quiet run.
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim.iter().collect(), k.iter().collect());
+        assert!(leave_out_disturbed(&mut sr, &mut kr, true)[0].2);
+        assert_eq!((sr.len(), kr.len()), (3, 3));
+        let all_bad = [with(run_with(30.0, 0.01, 26.0), 1, 9000.0)];
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim[..1].iter().collect(), all_bad.iter().collect());
+        assert!(leave_out_disturbed(&mut sr, &mut kr, false)[0].2);
+        assert_eq!(kr.len(), 1);
+        // Simulator-only or stored pre-`lab` kernel documents: nothing is disturbed.
+        let plain = [run_with(82.0, 0.01, 34.0)];
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim[..1].iter().collect(), plain.iter().collect());
+        assert!(leave_out_disturbed(&mut sr, &mut kr, false).is_empty());
     }
 
     #[test]

@@ -72,6 +72,10 @@ struct CalArgs {
     /// running the kernel (no root needed; for iterating on the simulator)
     #[arg(long, value_name = "DIR")]
     kernel_from: Option<PathBuf>,
+    /// Keep kernel runs the machine disturbed (over 5% CPU steal or 2 element stalls/s) in
+    /// the comparison; by default they are left out while their point has undisturbed runs
+    #[arg(long)]
+    keep_disturbed: bool,
     /// Write calibration.json, calibration.md and the raw results documents into DIR
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -387,7 +391,7 @@ fn cmd_calibrate(a: CalArgs) -> Result<(), Error> {
     if let Some(dir) = &a.out {
         prepare_dir(dir)?;
     }
-    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, kernel_from: a.kernel_from.clone(), progress: !a.quiet };
+    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, kernel_from: a.kernel_from.clone(), keep_disturbed: a.keep_disturbed, progress: !a.quiet };
     let (cal, sim_docs, kernel_docs) = cclab::calibrate::run(&opts)?;
     if let Some(dir) = &a.out {
         write_file(&dir.join("calibration.json"), &serde_json::to_string_pretty(&cal).expect("json"))?;
