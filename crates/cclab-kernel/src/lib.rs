@@ -56,7 +56,7 @@ pub use bench::{
 };
 pub use doctor::{doctor, DoctorReport, Feature};
 pub use element::{ElementMode, ElementStats, ElementTiming};
-pub use topo::{clean_stale, list_namespaces, CleanReport, PREFIX};
+pub use topo::{clean_stale, list_namespaces, namespaces_of, CleanReport, PREFIX};
 
 use cclab_results::{
     jain, FlowResult, FlowSeries, LinkResult, Percentiles, QueuePercentiles, RunResult, TimeSeries,
@@ -213,10 +213,6 @@ pub struct KernelRun {
     /// Whether the processing of packets the element writes was steered off its CPU (RPS on
     /// the TUN device; see `Topology::steer_tun_processing`).
     pub steered: bool,
-    /// CPU time the hypervisor took from this (virtual) machine during the traffic, ms over
-    /// all CPUs (/proc/stat `steal`); None on kernels that do not report it. Runs with a lot
-    /// of it measured the machine as much as the path.
-    pub steal_ms: Option<f64>,
 }
 
 /// Non-zero `Tcp`/`TcpExt` counters of the calling thread's network namespace.
@@ -418,7 +414,6 @@ pub fn run_scenario_detailed(
         cc_used,
         sender_mib,
         steered,
-        steal_ms,
     })
 }
 

@@ -355,6 +355,14 @@ pub fn list_namespaces() -> Vec<String> {
     v
 }
 
+/// The cclab namespaces that exist now and were made by process `pid` (tests check their
+/// own leftovers with it; another process's are not theirs).
+pub fn namespaces_of(pid: u32) -> Vec<String> {
+    let mut v = list_namespaces();
+    v.retain(|n| owner_pid(n) == Some(pid as i32));
+    v
+}
+
 /// Host-namespace links whose name starts with `cclab`.
 pub fn list_host_links() -> Vec<String> {
     std::fs::read_dir("/sys/class/net")

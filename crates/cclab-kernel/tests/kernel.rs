@@ -54,8 +54,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
 /// Namespaces this test process made and did not remove (another process's leftovers are
 /// not this test's failure; the sigkill test below covers `clean_stale`).
 fn ours_left() -> Vec<String> {
-    let mine = format!("{PREFIX}{}-", std::process::id());
-    list_namespaces().into_iter().filter(|n| n.starts_with(&mine)).collect()
+    namespaces_of(std::process::id())
 }
 
 #[test]

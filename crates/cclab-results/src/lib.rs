@@ -66,6 +66,11 @@ pub struct LabConditions {
 }
 
 impl LabConditions {
+    /// Share of the CPU time the hypervisor may take before a run counts as disturbed.
+    pub const MAX_STEAL_SHARE: f64 = 0.05;
+    /// Element stalls per second of run beyond which a run counts as disturbed.
+    pub const MAX_STALLS_PER_S: f64 = 2.0;
+
     /// Share of the machine's CPU time taken by the hypervisor over `duration_s`.
     pub fn steal_share(&self, duration_s: f64) -> Option<f64> {
         let total_ms = duration_s * 1e3 * self.cpus.max(1) as f64;
@@ -79,7 +84,7 @@ impl LabConditions {
     pub fn disturbed(&self, duration_s: f64) -> Option<String> {
         let share = self.steal_share(duration_s).unwrap_or(0.0);
         let stalls_per_s = self.element_stalls as f64 / duration_s.max(1e-9);
-        (share > 0.05 || stalls_per_s > 2.0).then(|| {
+        (share > Self::MAX_STEAL_SHARE || stalls_per_s > Self::MAX_STALLS_PER_S).then(|| {
             format!(
                 "the hypervisor took {:.0}% of the CPU time and the link element stalled {} times",
                 share * 100.0,

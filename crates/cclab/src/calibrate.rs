@@ -391,16 +391,9 @@ fn leave_out_disturbed(sim: &mut Vec<&RunResult>, kernel: &mut Vec<&RunResult>, 
     let drop = !keep && quiet > 0 && quiet < kernel.len();
     let out = kernel.iter().zip(&why).filter_map(|(k, w)| w.as_ref().map(|w| (k.seed, w.clone(), !drop))).collect();
     if drop {
-        let mut i = 0;
-        kernel.retain(|_| {
-            i += 1;
-            why[i - 1].is_none()
-        });
-        let mut i = 0;
-        sim.retain(|_| {
-            i += 1;
-            why.get(i - 1).map_or(true, |w| w.is_none())
-        });
+        let quiet = |i: usize| why.get(i).map_or(true, Option::is_none);
+        *kernel = kernel.iter().enumerate().filter(|&(i, _)| quiet(i)).map(|(_, r)| *r).collect();
+        *sim = sim.iter().enumerate().filter(|&(i, _)| quiet(i)).map(|(_, r)| *r).collect();
     }
     out
 }
@@ -505,9 +498,7 @@ pub fn markdown(cal: &Calibration) -> String {
         s.push('\n');
     }
     if !cal.disturbed.is_empty() {
-        let _ = writeln!(s, "## Disturbed kernel runs
-
-Runs during which this machine was busy elsewhere (over 5% of its CPU time taken by the hypervisor, or the link element stalling more than twice a second): they measured the machine as much as the path. `left out` runs are excluded from their point's kernel and simulator statistics (same seed); `kept` ones were the only runs of their point or `--keep-disturbed` was given.\n\n| scenario | params | seed | what happened | |\n|---|---|---|---|---|");
+        let _ = writeln!(s, "## Disturbed kernel runs\n\nRuns during which this machine was busy elsewhere (over 5% of its CPU time taken by the hypervisor, or the link element stalling more than twice a second): they measured the machine as much as the path. `left out` runs are excluded from their point's kernel and simulator statistics (same seed); `kept` ones were the only runs of their point or `--keep-disturbed` was given.\n\n| scenario | params | seed | what happened | |\n|---|---|---|---|---|");
         for d in &cal.disturbed {
             let _ = writeln!(s, "| {} | {} | {} | {} | {} |", d.scenario, d.params, d.seed, d.why, if d.kept { "kept" } else { "left out" });
         }

@@ -218,8 +218,8 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
 /// warning line on stderr: its figures describe the machine as much as the path.
 fn warn_if_disturbed(job: &Job, res: &RunResult) {
     let Some(why) = res.lab.as_ref().and_then(|l| l.disturbed(res.duration_s)) else { return };
-    let params: Vec<String> = job.point.params.iter().map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"'))).collect();
-    let at = if params.is_empty() { String::new() } else { format!(" {}", params.join(",")) };
+    let label = job.point.label();
+    let at = if label.is_empty() { label } else { format!(" {label}") };
     eprintln!(
         "warning: {}{at} seed {}: {why}; this run measured the machine as much as the path (re-run it on a quiet machine)",
         job.point.scenario.name, res.seed

@@ -31,9 +31,7 @@ fn run(name: &str) -> Option<ResultsDoc> {
     let opts = RunOptions { backend: Backend::Kernel, jobs: 1, ..Default::default() };
     let p = plan(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
     let d = execute(&[p], &opts).unwrap_or_else(|e| panic!("{e}")).remove(0);
-    let mine = format!("{}{}-", cclab_kernel::PREFIX, std::process::id());
-    let left: Vec<String> =
-        cclab_kernel::list_namespaces().into_iter().filter(|n| n.starts_with(&mine)).collect();
+    let left = cclab_kernel::namespaces_of(std::process::id());
     assert!(left.is_empty(), "{name}: runs left namespaces behind: {left:?}");
     for r in &d.runs {
         let f = &r.flows[0];

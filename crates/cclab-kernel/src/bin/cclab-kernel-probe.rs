@@ -109,7 +109,7 @@ fn main() {
                             "result": res,
                             "cc_used": r.cc_used,
                             "steered": r.steered,
-                            "steal_ms": r.steal_ms,
+                            "lab": r.result.lab,
                             "sender_mib": r.sender_mib.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
                             "element": {
                                 "data_pkts_in": e.data_pkts_in, "acks_in": e.acks_in,
