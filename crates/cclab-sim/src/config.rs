@@ -62,6 +62,60 @@ pub struct SimConfig {
     /// The hosts' kernel tick rate (`CONFIG_HZ`): jiffies-based timers and clocks of the
     /// senders and controllers. [`cclab_core::cc::DEFAULT_HZ`] (250) unless set.
     pub hz: u32,
+    /// How the end hosts' CPUs wake up (see [`HostWake`]); `None` = hosts answer instantly.
+    pub host_wake: Option<HostWake>,
+}
+
+/// An idle host is slow to answer its first packet.
+///
+/// A CPU with nothing to do goes to sleep (a C-state on bare metal; `HLT` and a trip through
+/// the hypervisor's scheduler in a virtual machine), and the interrupt of the next packet
+/// that arrives finds it asleep: that packet is handled `wake_ns` late, together with any
+/// that arrived meanwhile. In slow start, every round begins after such a pause: its first
+/// ACKs reach the sender as a batch and release their segments back to back, so each round
+/// starts with a burst of 4-6 segments where an instant host sends pairs (see
+/// docs/fidelity.md). A host that was busy less than `idle_ns` ago is still awake (polling
+/// idle loops, the hypervisor's halt polling) and answers at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostWake {
+    /// Idle time after which the CPU sleeps, ns.
+    pub idle_ns: Nanos,
+    /// Extra time to handle a packet that finds it asleep, ns.
+    pub wake_ns: Nanos,
+    /// Senders and receivers share one CPU (the kernel lab: receive steering puts both
+    /// endpoints' TCP work on one CPU), so either's work keeps it awake.
+    pub shared_cpu: bool,
+}
+
+impl HostWake {
+    /// The kernel lab's hosts (a 2-vCPU KVM guest whose endpoints share one CPU): the sender
+    /// answers the first ACK after a slow-start round's pause about 100 us later than the
+    /// others; the idle time is bounded, not measured (docs/fidelity.md, item 13).
+    pub const LAB: HostWake = HostWake { idle_ns: 500_000, wake_ns: 100_000, shared_cpu: true };
+
+    /// The hosts of runs made from scenarios: [`HostWake::LAB`], or what
+    /// `CCLAB_SIM_WAKE` says: `off` (hosts answer instantly) or `IDLE_US,WAKE_US[,split]`
+    /// (`split`: senders and receivers on separate CPUs). For fidelity experiments.
+    pub fn from_env() -> Result<Option<HostWake>, String> {
+        let Ok(v) = std::env::var("CCLAB_SIM_WAKE") else {
+            return Ok(Some(HostWake::LAB));
+        };
+        if v.trim() == "off" {
+            return Ok(None);
+        }
+        let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+        let us = |s: &str| s.parse::<u64>().ok().map(|x| x * 1000);
+        match parts.as_slice() {
+            [i, w] | [i, w, "split"] if us(i).is_some() && us(w).is_some() => Ok(Some(HostWake {
+                idle_ns: us(i).unwrap(),
+                wake_ns: us(w).unwrap(),
+                shared_cpu: parts.len() == 2,
+            })),
+            _ => Err(format!(
+                "CCLAB_SIM_WAKE=\"{v}\" is not understood: use \"off\" or \"IDLE_US,WAKE_US\" (add \",split\" for separate CPUs), or unset it"
+            )),
+        }
+    }
 }
 
 /// Link rate above which receivers coalesce (GRO), bit/s. Below it a full-size packet takes
@@ -106,6 +160,7 @@ impl SimConfig {
             tso: true,
             gro: gro_for_rate(rate_bps),
             hz: cclab_core::cc::DEFAULT_HZ,
+            host_wake: Some(HostWake::LAB),
         }
     }
 }

@@ -47,6 +47,19 @@ const SND: usize = 2;
 const RCV: usize = 3;
 const START: usize = 4;
 const PER_FLOW: usize = 5;
+// End hosts (see [`crate::config::HostWake`]): every sender on one, every receiver on another
+// (or both on one CPU, as in the kernel lab: `HostWake::shared_cpu`).
+const SENDER_HOST: usize = 0;
+const RECEIVER_HOST: usize = 1;
+
+/// A host CPU's sleep state.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostCpu {
+    /// Last time it did anything.
+    last_active: Nanos,
+    /// While waking up: when it can handle packets again.
+    waking_until: Option<Nanos>,
+}
 
 /// A simulation in progress. Most callers just use [`run`].
 pub struct Simulation {
@@ -67,6 +80,7 @@ pub struct Simulation {
     t_s: Vec<f64>,
     link_queue: Vec<f64>,
     events: u64,
+    hosts: [HostCpu; 2],
     /// Packet trace for fidelity work (see [`Simulation::set_trace`]).
     trace: Option<Box<dyn std::io::Write + Send>>,
 }
@@ -138,6 +152,7 @@ impl Simulation {
             t_s: Vec::new(),
             link_queue: Vec::new(),
             events: 0,
+            hosts: [HostCpu::default(); 2],
             trace: None,
             flows,
             cfg,
@@ -248,6 +263,10 @@ impl Simulation {
                 let f = (slot - GLOBAL_SLOTS) / PER_FLOW;
                 match (slot - GLOBAL_SLOTS) % PER_FLOW {
                     FWD => {
+                        if let Some(t) = self.host_asleep(RECEIVER_HOST) {
+                            self.schedule(slot, Some(t));
+                            return;
+                        }
                         while let Some(seg) = self.flows[f].fwd.pop_due(now) {
                             if let Some(ack) = self.flows[f].receiver.on_segment(now, &seg) {
                                 self.send_ack(f, ack);
@@ -259,6 +278,10 @@ impl Simulation {
                         self.schedule(Self::slot(f, RCV), t);
                     }
                     REV => {
+                        if let Some(t) = self.host_asleep(SENDER_HOST) {
+                            self.schedule(slot, Some(t));
+                            return;
+                        }
                         while let Some(ack) = self.flows[f].rev.pop_due(now) {
                             let out = self.flows[f].sender.on_ack(now, &ack);
                             if let Some(r) = out.rtt_sample {
@@ -270,10 +293,12 @@ impl Simulation {
                         self.drive_sender(f);
                     }
                     SND => {
+                        self.host_busy(SENDER_HOST);
                         self.flows[f].sender.on_timeout(now);
                         self.drive_sender(f);
                     }
                     RCV => {
+                        self.host_busy(RECEIVER_HOST);
                         if let Some(ack) = self.flows[f].receiver.on_timeout(now) {
                             self.send_ack(f, ack);
                         }
@@ -281,6 +306,7 @@ impl Simulation {
                         self.schedule(Self::slot(f, RCV), t);
                     }
                     START => {
+                        self.host_busy(SENDER_HOST);
                         self.flows[f].started = true;
                         self.drive_sender(f);
                     }
@@ -288,6 +314,36 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// A packet reached `host` now: `None` if it can handle it now (it is then busy until
+    /// now), or the time it will have woken up to (see [`crate::config::HostWake`]).
+    /// Timers (delayed ACK, pacing, RTO) keep a host awake but are not delayed themselves.
+    fn host_asleep(&mut self, host: usize) -> Option<Nanos> {
+        let now = self.now;
+        let host = if self.cfg.host_wake.is_some_and(|w| w.shared_cpu) { 0 } else { host };
+        let h = &mut self.hosts[host];
+        let Some(w) = self.cfg.host_wake else {
+            h.last_active = now;
+            return None;
+        };
+        if let Some(t) = h.waking_until {
+            if now < t {
+                return Some(t);
+            }
+            h.waking_until = None;
+        } else if now.saturating_sub(h.last_active) > w.idle_ns && w.wake_ns > 0 {
+            h.waking_until = Some(now + w.wake_ns);
+            return h.waking_until;
+        }
+        h.last_active = now;
+        None
+    }
+
+    /// `host` did something now (a timer fired): its CPU is awake.
+    fn host_busy(&mut self, host: usize) {
+        let host = if self.cfg.host_wake.is_some_and(|w| w.shared_cpu) { 0 } else { host };
+        self.hosts[host].last_active = self.now;
     }
 
     fn send_ack(&mut self, f: usize, ack: Ack) {

@@ -69,6 +69,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         tso: true,
         gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
         hz: cclab_core::cc::DEFAULT_HZ,
+        host_wake: crate::config::HostWake::from_env().map_err(UnsupportedError)?,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The simulator's "done when" behaviours from issue #2, each asserted on simulated runs.
 
 use cclab_core::cc::CcKind;
-use cclab_sim::{run, SimConfig, SimFlow};
+use cclab_sim::{run, HostWake, SimConfig, SimFlow};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
@@ -136,4 +136,40 @@ fn conservation_and_complete_delivery() {
             assert!(f.retransmits <= r.link.drops_buffer + 2 * (f.rto_count + 1) + 64, "case {case}");
         }
     }
+}
+
+/// Hosts that sleep when idle (`HostWake`, docs/fidelity.md item 13). Reno on 100 Mbit/s x
+/// 50 ms with a 0.1 BDP buffer (41 packets waiting): when every ACK releases a pair, the
+/// slow-start round of 80 segments builds a queue of 40 and the buffer first overflows in
+/// the round of 160, after which ssthresh is about 120. A host woken by the round's first
+/// ACK answers it and the ACKs that came meanwhile together, the round starts with a burst
+/// and overflows one round earlier: ssthresh about 80 and half the losses, as the kernel
+/// lab's Reno does (49.7 Mbit/s, 40 losses in 15 s).
+#[test]
+fn waking_hosts_overflow_slow_start_a_round_earlier() {
+    let mut cfg = SimConfig::single(CcKind::Reno, 100e6, 50 * MS, 0.1, 0.0, 2 * S);
+    cfg.series_interval_ns = 100 * MS;
+    cfg.host_wake = None;
+    let instant = run(&cfg);
+    cfg.host_wake = Some(HostWake::LAB);
+    let woken = run(&cfg);
+    let cwnd_at_1s = |r: &cclab_results::RunResult| r.series.as_ref().unwrap().flows[0].cwnd_pkts[9];
+    let (ci, cw) = (cwnd_at_1s(&instant), cwnd_at_1s(&woken));
+    assert!((110.0..140.0).contains(&ci), "instant hosts: cwnd at 1 s {ci}");
+    assert!((70.0..100.0).contains(&cw), "waking hosts: cwnd at 1 s {cw}");
+    let (ri, rw) = (instant.flows[0].retransmits, woken.flows[0].retransmits);
+    assert!(rw * 3 < ri * 2, "retransmits: waking {rw}, instant {ri}");
+}
+
+/// The endpoints of a busy path never sleep: on 500 Mbit/s x 1 ms the shared CPU is never
+/// idle for `idle_ns`, and the model changes nothing.
+#[test]
+fn busy_hosts_do_not_sleep() {
+    let mut cfg = SimConfig::single(CcKind::Cubic, 500e6, MS, 1.0, 0.0, 2 * S);
+    cfg.host_wake = None;
+    let instant = run(&cfg);
+    cfg.host_wake = Some(HostWake::LAB);
+    let woken = run(&cfg);
+    let (gi, gw) = (instant.flows[0].goodput_bps, woken.flows[0].goodput_bps);
+    assert!((gw / gi - 1.0).abs() < 0.01, "goodput: waking {gw}, instant {gi}");
 }
