@@ -29,7 +29,7 @@ pub struct ResultsDoc {
     pub runs: Vec<RunResult>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunResult {
     /// The swept scenario values of this matrix point, flattened (`"link.loss": 0.01`).
     pub params: Map<String, Value>,
@@ -77,14 +77,21 @@ impl LabConditions {
         self.steal_ms.filter(|_| total_ms > 0.0).map(|s| s / total_ms)
     }
 
+    /// How disturbed the run was, relative to the thresholds of [`Self::disturbed`]: above
+    /// 1.0 it is disturbed. For choosing the least disturbed of several attempts.
+    pub fn disturbance(&self, duration_s: f64) -> f64 {
+        let share = self.steal_share(duration_s).unwrap_or(0.0);
+        let stalls_per_s = self.element_stalls as f64 / duration_s.max(1e-9);
+        (share / Self::MAX_STEAL_SHARE).max(stalls_per_s / Self::MAX_STALLS_PER_S)
+    }
+
     /// Why this run's timing cannot be trusted, if it cannot: more than 5% of the CPU time
     /// stolen, or the element stalled more than twice a second. (Measured on the lab's 2-vCPU
     /// machine: undisturbed 20 s runs have 0.2-0.6 s of steal and 0-10 stalls; a run with
     /// 8.9 s and 320 stalls turned a CUBIC-vs-BBR contest the other way round.)
     pub fn disturbed(&self, duration_s: f64) -> Option<String> {
         let share = self.steal_share(duration_s).unwrap_or(0.0);
-        let stalls_per_s = self.element_stalls as f64 / duration_s.max(1e-9);
-        (share > Self::MAX_STEAL_SHARE || stalls_per_s > Self::MAX_STALLS_PER_S).then(|| {
+        (self.disturbance(duration_s) > 1.0).then(|| {
             format!(
                 "the hypervisor took {:.0}% of the CPU time and the link element stalled {} times",
                 share * 100.0,

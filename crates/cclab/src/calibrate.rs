@@ -42,6 +42,9 @@ pub struct CalOptions {
     /// left out of a point (with the simulator's runs of the same seeds) while at least one
     /// undisturbed run of it remains, and listed in the report.
     pub keep_disturbed: bool,
+    /// Re-run a disturbed kernel run (after a pause) up to this many times before judging
+    /// its point ([`RunOptions::retry_disturbed`]).
+    pub retry_disturbed: u32,
     pub progress: bool,
 }
 
@@ -349,7 +352,13 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     } else if let Some((docs, _)) = stored {
         docs
     } else {
-        let k_opts = RunOptions { backend: Backend::Kernel, repeat, progress: opts.progress, ..RunOptions::default() };
+        let k_opts = RunOptions {
+            backend: Backend::Kernel,
+            repeat,
+            progress: opts.progress,
+            retry_disturbed: opts.retry_disturbed,
+            ..RunOptions::default()
+        };
         runner::execute(&plans, &k_opts)?
     };
     let r = repeat as usize;

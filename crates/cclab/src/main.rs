@@ -76,6 +76,10 @@ struct CalArgs {
     /// the comparison; by default they are left out while their point has undisturbed runs
     #[arg(long)]
     keep_disturbed: bool,
+    /// Run a disturbed kernel run again, after a 30 s pause, up to N times (the first quiet
+    /// attempt counts, else the least disturbed)
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    retry_disturbed: u32,
     /// Write calibration.json, calibration.md and the raw results documents into DIR
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -147,6 +151,11 @@ struct RunArgs {
     /// Parallel runs (default: one per core)
     #[arg(short, long, default_value_t = 0, value_name = "N")]
     jobs: usize,
+    /// Kernel backend: run a run the machine disturbed (over 5% CPU steal or 2 element
+    /// stalls/s) again, after a 30 s pause, up to N times (the first quiet attempt counts,
+    /// else the least disturbed)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    retry_disturbed: u32,
     /// No progress messages on stderr
     #[arg(short, long)]
     quiet: bool,
@@ -201,6 +210,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
         repeat: a.repeat,
         jobs: a.jobs,
         progress: !a.quiet,
+        retry_disturbed: a.retry_disturbed,
     };
     let mut plans = Vec::new();
     for f in &a.files {
@@ -391,7 +401,7 @@ fn cmd_calibrate(a: CalArgs) -> Result<(), Error> {
     if let Some(dir) = &a.out {
         prepare_dir(dir)?;
     }
-    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, kernel_from: a.kernel_from.clone(), keep_disturbed: a.keep_disturbed, progress: !a.quiet };
+    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, kernel_from: a.kernel_from.clone(), keep_disturbed: a.keep_disturbed, retry_disturbed: a.retry_disturbed, progress: !a.quiet };
     let (cal, sim_docs, kernel_docs) = cclab::calibrate::run(&opts)?;
     if let Some(dir) = &a.out {
         write_file(&dir.join("calibration.json"), &serde_json::to_string_pretty(&cal).expect("json"))?;
