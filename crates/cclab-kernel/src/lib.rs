@@ -586,6 +586,7 @@ fn build_result(
             steal_ms: lab_steal_ms,
             cpus: sys::online_cpus(),
             element_stalls: el.stalls,
+            retries: 0,
         }),
     }
 }

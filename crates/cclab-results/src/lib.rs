@@ -63,6 +63,14 @@ pub struct LabConditions {
     pub cpus: u32,
     /// Times the link element released packets more than 0.5 ms late (it lost its CPU).
     pub element_stalls: u64,
+    /// Earlier attempts of this run that the machine disturbed and that were run again
+    /// (`--retry-disturbed`); these conditions are the kept attempt's.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl LabConditions {
@@ -192,7 +200,7 @@ mod tests {
 
     #[test]
     fn lab_conditions_flag_disturbed_runs() {
-        let lab = |steal_ms: Option<f64>, element_stalls| LabConditions { steal_ms, cpus: 2, element_stalls };
+        let lab = |steal_ms: Option<f64>, element_stalls| LabConditions { steal_ms, cpus: 2, element_stalls, retries: 0 };
         // The measured cases: a quiet 20 s run, and the one whose result flipped.
         assert_eq!(lab(Some(440.0), 9).disturbed(20.0), None);
         let why = lab(Some(8900.0), 320).disturbed(20.0).unwrap();

@@ -149,6 +149,10 @@ pub struct Calibration {
     /// Kernel runs whose machine was disturbed during the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disturbed: Vec<DisturbedRun>,
+    /// Kernel runs that were run again because the machine disturbed an attempt
+    /// (`--retry-disturbed`), and the attempts that were run again in all.
+    pub rerun_runs: usize,
+    pub rerun_attempts: u64,
 }
 
 fn scenario_files(dir: &Path) -> Result<Vec<String>, Error> {
@@ -378,7 +382,11 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
         }
     }
     let summary = summarize(&points);
+    let retries: Vec<u32> =
+        kernel_docs.iter().flat_map(|d| &d.runs).filter_map(|r| r.lab.as_ref().map(|l| l.retries)).filter(|&n| n > 0).collect();
     let cal = Calibration {
+        rerun_runs: retries.len(),
+        rerun_attempts: retries.iter().map(|&n| n as u64).sum(),
         cclab: cclab_results::VERSION.to_string(),
         repeat,
         kernel: !opts.sim_only,
@@ -506,6 +514,13 @@ pub fn markdown(cal: &Calibration) -> String {
         }
         s.push('\n');
     }
+    if cal.rerun_runs > 0 {
+        let _ = writeln!(
+            s,
+            "{} kernel runs were run again (after a pause) because the machine disturbed an attempt: {} attempts were set aside in all (`--retry-disturbed`).\n",
+            cal.rerun_runs, cal.rerun_attempts
+        );
+    }
     if !cal.disturbed.is_empty() {
         let _ = writeln!(s, "## Disturbed kernel runs\n\nRuns during which this machine was busy elsewhere (over 5% of its CPU time taken by the hypervisor, or the link element stalling more than twice a second): they measured the machine as much as the path. `left out` runs are excluded from their point's kernel and simulator statistics (same seed); `kept` ones were the only runs of their point or `--keep-disturbed` was given.\n\n| scenario | params | seed | what happened | |\n|---|---|---|---|---|");
         for d in &cal.disturbed {
@@ -542,6 +557,9 @@ pub fn text(cal: &Calibration) -> String {
             sm.rtt_points,
             sm.pass
         );
+    }
+    if cal.rerun_runs > 0 {
+        let _ = writeln!(s, "kernel runs run again because the machine disturbed them: {} ({} attempts set aside)", cal.rerun_runs, cal.rerun_attempts);
     }
     if !cal.disturbed.is_empty() {
         let left = cal.disturbed.iter().filter(|d| !d.kept).count();
@@ -633,7 +651,7 @@ mod tests {
         let with = |mut r: RunResult, seed: u64, steal_ms: f64| {
             r.seed = seed;
             r.duration_s = 20.0;
-            r.lab = Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: 0 });
+            r.lab = Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: 0, retries: 0 });
             r
         };
         // Seed 2's kernel run lost 22% of the CPU and its figure went the other way.

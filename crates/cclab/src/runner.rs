@@ -246,8 +246,10 @@ fn retry_while_disturbed(
 ) -> Result<RunResult, Error> {
     let mut best: Option<(f64, RunResult)> = None;
     for n in 0..=retries {
-        let res = attempt()?;
-        let Some(lab) = res.lab.clone() else { return Ok(res) };
+        let mut res = attempt()?;
+        let Some(lab) = res.lab.as_mut() else { return Ok(res) };
+        lab.retries = n;
+        let lab = lab.clone();
         let Some(why) = lab.disturbed(res.duration_s) else { return Ok(res) };
         let left = retries - n;
         let next = if left > 0 {
@@ -311,7 +313,7 @@ mod retry_tests {
     fn run_with(steal_ms: f64, stalls: u64, goodput: f64) -> RunResult {
         RunResult {
             duration_s: 10.0,
-            lab: Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: stalls }),
+            lab: Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: stalls, retries: 0 }),
             flows: vec![cclab_results::FlowResult { goodput_bps: goodput, ..Default::default() }],
             ..Default::default()
         }
@@ -323,6 +325,7 @@ mod retry_tests {
         let mut attempts = vec![run_with(3000.0, 0, 1.0), run_with(100.0, 0, 2.0), run_with(0.0, 0, 3.0)].into_iter();
         let r = retry_while_disturbed(2, Duration::ZERO, "t", || Ok(attempts.next().unwrap())).unwrap();
         assert_eq!(r.flows[0].goodput_bps, 2.0, "the first quiet attempt counts");
+        assert_eq!(r.lab.unwrap().retries, 1);
         assert_eq!(attempts.len(), 1, "no attempt after a quiet one");
     }
 
