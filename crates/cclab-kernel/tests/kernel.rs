@@ -63,18 +63,29 @@ fn idle_rtt_is_the_set_rtt() {
         return;
     };
     for rtt_ms in [10.0, 100.0] {
-        let mut v = idle_rtt((rtt_ms * 1e6) as u64, 15, KernelOptions::default().timing).unwrap();
-        v.sort();
-        let ms: Vec<f64> = v.iter().map(|x| *x as f64 / 1e6).collect();
-        let med = ms[ms.len() / 2];
-        let p90 = ms[ms.len() * 9 / 10];
-        eprintln!("set {rtt_ms} ms: samples {ms:?}");
-        assert!(
-            (med - rtt_ms).abs() <= 0.5,
-            "median {med} ms for {rtt_ms} ms"
-        );
-        // Pinned endpoints are woken across CPUs: +0.2-0.6 ms at the tail (docs/kernel.md).
-        assert!((p90 - rtt_ms).abs() <= 0.75, "p90 {p90} ms for {rtt_ms} ms");
+        // A burst of hypervisor steal delays a sample or two by a millisecond (seen in CI:
+        // 2 of 15 at +1.0 ms); a systematic delay shows in every attempt, a burst in one.
+        let mut attempts = Vec::new();
+        for attempt in 0..3 {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_secs(2));
+            }
+            let mut v = idle_rtt((rtt_ms * 1e6) as u64, 15, KernelOptions::default().timing).unwrap();
+            v.sort();
+            let ms: Vec<f64> = v.iter().map(|x| *x as f64 / 1e6).collect();
+            let med = ms[ms.len() / 2];
+            let p90 = ms[ms.len() * 9 / 10];
+            eprintln!("set {rtt_ms} ms: samples {ms:?}");
+            // Pinned endpoints are woken across CPUs: +0.2-0.6 ms at the tail (docs/kernel.md).
+            let ok = (med - rtt_ms).abs() <= 0.5 && (p90 - rtt_ms).abs() <= 0.75;
+            attempts.push((med, p90));
+            if ok {
+                break;
+            }
+        }
+        let (med, p90) = *attempts.last().unwrap();
+        assert!((med - rtt_ms).abs() <= 0.5, "median {med} ms for {rtt_ms} ms (attempts: {attempts:?})");
+        assert!((p90 - rtt_ms).abs() <= 0.75, "p90 {p90} ms for {rtt_ms} ms (attempts: {attempts:?})");
     }
     assert!(ours_left().is_empty(), "left {:?}", ours_left());
 }
