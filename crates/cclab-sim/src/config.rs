@@ -105,12 +105,13 @@ impl HostWake {
         }
         let parts: Vec<&str> = v.split(',').map(str::trim).collect();
         let us = |s: &str| s.parse::<u64>().ok().map(|x| x * 1000);
-        match parts.as_slice() {
-            [i, w] | [i, w, "split"] if us(i).is_some() && us(w).is_some() => Ok(Some(HostWake {
-                idle_ns: us(i).unwrap(),
-                wake_ns: us(w).unwrap(),
-                shared_cpu: parts.len() == 2,
-            })),
+        let (idle, wake, split) = match parts.as_slice() {
+            [i, w] => (us(i), us(w), false),
+            [i, w, "split"] => (us(i), us(w), true),
+            _ => (None, None, false),
+        };
+        match (idle, wake) {
+            (Some(idle_ns), Some(wake_ns)) => Ok(Some(HostWake { idle_ns, wake_ns, shared_cpu: !split })),
             _ => Err(format!(
                 "CCLAB_SIM_WAKE=\"{v}\" is not understood: use \"off\" or \"IDLE_US,WAKE_US\" (add \",split\" for separate CPUs), or unset it"
             )),

@@ -320,13 +320,9 @@ impl Simulation {
     /// now), or the time it will have woken up to (see [`crate::config::HostWake`]).
     /// Timers (delayed ACK, pacing, RTO) keep a host awake but are not delayed themselves.
     fn host_asleep(&mut self, host: usize) -> Option<Nanos> {
+        let w = self.cfg.host_wake?;
         let now = self.now;
-        let host = if self.cfg.host_wake.is_some_and(|w| w.shared_cpu) { 0 } else { host };
-        let h = &mut self.hosts[host];
-        let Some(w) = self.cfg.host_wake else {
-            h.last_active = now;
-            return None;
-        };
+        let h = &mut self.hosts[Self::cpu_of(w, host)];
         if let Some(t) = h.waking_until {
             if now < t {
                 return Some(t);
@@ -342,8 +338,18 @@ impl Simulation {
 
     /// `host` did something now (a timer fired): its CPU is awake.
     fn host_busy(&mut self, host: usize) {
-        let host = if self.cfg.host_wake.is_some_and(|w| w.shared_cpu) { 0 } else { host };
-        self.hosts[host].last_active = self.now;
+        if let Some(w) = self.cfg.host_wake {
+            self.hosts[Self::cpu_of(w, host)].last_active = self.now;
+        }
+    }
+
+    /// The CPU `host` runs on: its own, or the one both share.
+    fn cpu_of(w: crate::config::HostWake, host: usize) -> usize {
+        if w.shared_cpu {
+            SENDER_HOST
+        } else {
+            host
+        }
     }
 
     fn send_ack(&mut self, f: usize, ack: Ack) {

@@ -385,8 +385,6 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     let retries: Vec<u32> =
         kernel_docs.iter().flat_map(|d| &d.runs).filter_map(|r| r.lab.as_ref().map(|l| l.retries)).filter(|&n| n > 0).collect();
     let cal = Calibration {
-        rerun_runs: retries.len(),
-        rerun_attempts: retries.iter().map(|&n| n as u64).sum(),
         cclab: cclab_results::VERSION.to_string(),
         repeat,
         kernel: !opts.sim_only,
@@ -394,6 +392,8 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
         points,
         summary,
         disturbed,
+        rerun_runs: retries.len(),
+        rerun_attempts: retries.iter().map(|&n| n as u64).sum(),
     };
     Ok((cal, sim_docs, kernel_docs))
 }

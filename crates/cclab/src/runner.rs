@@ -249,8 +249,8 @@ fn retry_while_disturbed(
         let mut res = attempt()?;
         let Some(lab) = res.lab.as_mut() else { return Ok(res) };
         lab.retries = n;
-        let lab = lab.clone();
         let Some(why) = lab.disturbed(res.duration_s) else { return Ok(res) };
+        let score = lab.disturbance(res.duration_s);
         let left = retries - n;
         let next = if left > 0 {
             format!("running it again in {} s", pause.as_secs())
@@ -260,7 +260,6 @@ fn retry_while_disturbed(
             "re-run it on a quiet machine".to_string()
         };
         eprintln!("warning: {what} seed {}: {why}; this run measured the machine as much as the path ({next})", res.seed);
-        let score = lab.disturbance(res.duration_s);
         if best.as_ref().is_none_or(|(b, _)| score < *b) {
             best = Some((score, res));
         }
