@@ -42,6 +42,8 @@
 //! - retransmissions go first, one lost run per burst (`tcp_xmit_retransmit_queue()`): the
 //!   consecutive lost segments of one TSO buffer as it was first sent, at most a burst's
 //!   worth; new data follows in bursts of its own;
+//! - a buffer of new data carries at most half of cwnd (`tcp_cwnd_test()`: "at least 2 GSO
+//!   packets in flight"), so a wide ACK releases two buffers, and deferral may hold the second;
 //! - TSO deferral (`tcp_tso_should_defer()`): outside recovery, when the last transmission
 //!   was less than 1 ms ago and an ACK is due within min(srtt/2, 1 ms), the sender waits for
 //!   more ACKs until it may send a full burst or a third of cwnd. An ACK-clocked CUBIC or
@@ -358,7 +360,10 @@ impl Sender {
                         self.cwnd_validate(true);
                         return None;
                     }
-                    self.burst_left = quota.min(goal);
+                    // `tcp_cwnd_test()`: one buffer carries at most half of cwnd, so at
+                    // least two are in flight; what is left goes in the next one, which
+                    // deferral may hold.
+                    self.burst_left = quota.min(goal).min((self.tp.snd_cwnd / 2).max(1));
                 }
             } else {
                 self.burst_left = 1;
@@ -1191,6 +1196,20 @@ mod tests {
         let b = drain(&mut s, 900 * US);
         assert_eq!(b.len(), 2);
         assert!(b.iter().all(|g| g.burst_end));
+    }
+
+    #[test]
+    fn a_buffer_carries_at_most_half_of_cwnd() {
+        // `tcp_cwnd_test()`: the initial window of 10 leaves as two buffers of 5, and an ACK
+        // for all of it (cwnd 20, 20 sendable) releases two buffers of 10.
+        let mut s = sender(true, None);
+        let b = drain(&mut s, 0);
+        let ends: Vec<usize> = b.iter().enumerate().filter(|(_, g)| g.burst_end).map(|(i, _)| i).collect();
+        assert_eq!(ends, vec![4, 9]);
+        s.on_ack(1_000 * US, &ack(10));
+        let b = drain(&mut s, 1_000 * US);
+        let ends: Vec<usize> = b.iter().enumerate().filter(|(_, g)| g.burst_end).map(|(i, _)| i).collect();
+        assert_eq!(ends, vec![9, 19]);
     }
 
     #[test]
