@@ -18,6 +18,13 @@ impl<T> DelayLine<T> {
     pub fn push(&mut self, now: Nanos, item: T) {
         self.q.push_back((now + self.delay, item));
     }
+    /// Enter `item` now, to leave `extra` later than the line's delay, but never before
+    /// what entered earlier (a host that is slow to handle one packet holds up the next).
+    pub fn push_after(&mut self, now: Nanos, extra: Nanos, item: T) {
+        let due = now + self.delay + extra;
+        let due = self.q.back().map_or(due, |&(last, _)| due.max(last));
+        self.q.push_back((due, item));
+    }
     /// When the oldest item is due.
     pub fn next_due(&self) -> Option<Nanos> {
         self.q.front().map(|&(t, _)| t)
@@ -34,5 +41,24 @@ impl<T> DelayLine<T> {
     }
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_late_item_holds_up_the_ones_behind_it() {
+        let mut d = DelayLine::new(100);
+        d.push_after(0, 50, 'a'); // due 150
+        d.push_after(10, 0, 'b'); // due 110, but not before 'a'
+        d.push_after(20, 5, 'c'); // due 125 -> 150
+        d.push_after(200, 0, 'd'); // due 300
+        assert_eq!(d.next_due(), Some(150));
+        assert_eq!(d.pop_due(149), None);
+        let out: Vec<char> = std::iter::from_fn(|| d.pop_due(150)).collect();
+        assert_eq!(out, vec!['a', 'b', 'c'], "the train leaves together, in order");
+        assert_eq!(d.next_due(), Some(300));
     }
 }

@@ -64,6 +64,70 @@ pub struct SimConfig {
     pub hz: u32,
     /// How the end hosts' CPUs wake up (see [`HostWake`]); `None` = hosts answer instantly.
     pub host_wake: Option<HostWake>,
+    /// How long the end hosts take to handle each packet (see [`HostLatency`]); `None` =
+    /// no time at all.
+    pub host_latency: Option<HostLatency>,
+}
+
+/// Every packet takes the end hosts some time to handle.
+///
+/// Between the wire and the TCP state machine lie the driver, the softirq that runs the
+/// stack (woken by an interrupt, or on another CPU by an IPI), the socket lock, and on the
+/// way out the qdisc and driver again. A receiver answers a segment, and a sender answers an
+/// ACK, tens of microseconds after it arrived, and now and then hundreds. The model puts
+/// both hosts' time on the ACK path, where the kernel's RTT samples see it too: each ACK
+/// reaches the sender's TCP `base_ns` plus an exponentially distributed extra of mean
+/// `mean_ns` after the path's delay, and never before the ACK sent ahead of it (a host
+/// handles its packets in order, so one slow packet holds up the next, and the ACKs behind
+/// it arrive as a train). On paths of a few milliseconds and more this only adds its mean to
+/// the RTT; below a millisecond it is 10-20% of the RTT, and its spread decides how bursts
+/// meet at a small buffer (docs/fidelity.md, item 15).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostLatency {
+    /// The least time the two hosts take together, ns.
+    pub base_ns: Nanos,
+    /// Mean of the exponentially distributed rest, ns.
+    pub mean_ns: Nanos,
+}
+
+impl HostLatency {
+    /// The kernel lab's hosts: 40 us + Exp(40 us), p10/p50/p90/p99 44/68/132/224 us. The
+    /// link element timed each host: from writing a segment to reading its ACK (the
+    /// receiver) p10/p50/p90/p99 24/42/65/252 us at 500 Mbit/s x 1 ms and 26/46/85/752 us at
+    /// 500 Mbit/s x 0.5 ms; from writing an ACK to reading the data it released (the
+    /// sender) 26/38/60/79 and 30/41/56/92 us. A lighter tail (20 us + Exp(20 us) per host)
+    /// fits the medians as well but loses the ACK trains that inflate BBR's bandwidth
+    /// samples at 1 Gbit/s (docs/fidelity.md, item 15).
+    pub const LAB: HostLatency = HostLatency { base_ns: 40_000, mean_ns: 40_000 };
+
+    /// The hosts of runs made from scenarios: [`HostLatency::LAB`], or what
+    /// `CCLAB_SIM_LATENCY` says: `off` (no time) or `BASE_US,MEAN_US` (both hosts
+    /// together). For fidelity experiments.
+    pub fn from_env() -> Result<Option<HostLatency>, String> {
+        let Ok(v) = std::env::var("CCLAB_SIM_LATENCY") else {
+            return Ok(Some(HostLatency::LAB));
+        };
+        if v.trim() == "off" {
+            return Ok(None);
+        }
+        let us = |s: &str| s.trim().parse::<u64>().ok().map(|x| x * 1000);
+        match v.split(',').collect::<Vec<_>>().as_slice() {
+            [b, m] => match (us(b), us(m)) {
+                (Some(base_ns), Some(mean_ns)) => Ok(Some(HostLatency { base_ns, mean_ns })),
+                _ => Err(latency_env_error(&v)),
+            },
+            _ => Err(latency_env_error(&v)),
+        }
+    }
+
+    /// The hosts' time for one ACK; `u` is uniform in (0, 1].
+    pub fn sample(&self, u: f64) -> Nanos {
+        self.base_ns + (-u.ln() * self.mean_ns as f64) as Nanos
+    }
+}
+
+fn latency_env_error(v: &str) -> String {
+    format!("CCLAB_SIM_LATENCY=\"{v}\" is not understood: use \"off\" or \"BASE_US,MEAN_US\" (e.g. \"40,40\"), or unset it")
 }
 
 /// An idle host is slow to answer its first packet.
@@ -162,6 +226,7 @@ impl SimConfig {
             gro: gro_for_rate(rate_bps),
             hz: cclab_core::cc::DEFAULT_HZ,
             host_wake: Some(HostWake::LAB),
+            host_latency: Some(HostLatency::LAB),
         }
     }
 }

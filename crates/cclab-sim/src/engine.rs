@@ -72,6 +72,8 @@ pub struct Simulation {
     ack_loss: LossModel,
     loss_rng: Rng,
     ack_rng: Rng,
+    /// Draws the hosts' handling times ([`crate::config::HostLatency`]).
+    host_rng: Rng,
     drops_random: u64,
     drops_ack: u64,
     queue_hist: Histogram,
@@ -144,6 +146,7 @@ impl Simulation {
             ack_loss: LossModel::from_probability(cfg.link.ack_loss),
             loss_rng: Rng::derive(cfg.seed, 1),
             ack_rng: Rng::derive(cfg.seed, 2),
+            host_rng: Rng::derive(cfg.seed, 3),
             drops_random: 0,
             drops_ack: 0,
             queue_hist: Histogram::new(),
@@ -362,7 +365,14 @@ impl Simulation {
             let (l, r) = ack.sack_blocks().first().map_or((0, 0), |b| (b.start, b.end));
             let _ = writeln!(t, "A {} {f} {} {l} {r}", now / 1000, ack.cum);
         }
-        self.flows[f].rev.push(now, ack);
+        match self.cfg.host_latency {
+            // The receiver's turnaround and the sender's, in order (see `HostLatency`).
+            Some(l) => {
+                let extra = l.sample(1.0 - self.host_rng.next_f64());
+                self.flows[f].rev.push_after(now, extra, ack);
+            }
+            None => self.flows[f].rev.push(now, ack),
+        }
         if self.sched[Self::slot(f, REV)].is_none() {
             let due = self.flows[f].rev.next_due();
             self.schedule(Self::slot(f, REV), due);

@@ -22,6 +22,6 @@ mod config;
 mod engine;
 mod scenario;
 
-pub use config::{HostWake, SimConfig, SimFlow, SimLink};
+pub use config::{HostLatency, HostWake, SimConfig, SimFlow, SimLink};
 pub use engine::{run, Simulation};
 pub use scenario::{config_from_scenario, run_scenario, UnsupportedError};

@@ -1,7 +1,7 @@
 //! The simulator's "done when" behaviours from issue #2, each asserted on simulated runs.
 
 use cclab_core::cc::CcKind;
-use cclab_sim::{run, HostWake, SimConfig, SimFlow};
+use cclab_sim::{run, HostLatency, HostWake, SimConfig, SimFlow};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
@@ -172,4 +172,39 @@ fn busy_hosts_do_not_sleep() {
     let woken = run(&cfg);
     let (gi, gw) = (instant.flows[0].goodput_bps, woken.flows[0].goodput_bps);
     assert!((gw / gi - 1.0).abs() < 0.01, "goodput: waking {gw}, instant {gi}");
+}
+
+/// The hosts' handling time (`HostLatency`, docs/fidelity.md item 15) is on the ACK path:
+/// every RTT sample grows by at least its base, and on a long path by about its mean.
+#[test]
+fn host_latency_is_part_of_the_rtt() {
+    let mut cfg = SimConfig::single(CcKind::Cubic, 100e6, 10 * MS, 1.0, 0.0, 2 * S);
+    cfg.host_latency = None;
+    let instant = run(&cfg);
+    cfg.host_latency = Some(HostLatency::LAB);
+    let slow = run(&cfg);
+    let (mi, ms) = (instant.flows[0].rtt_ms.min, slow.flows[0].rtt_ms.min);
+    let base_ms = HostLatency::LAB.base_ns as f64 / 1e6;
+    assert!(ms >= mi + base_ms - 0.001, "min RTT: {ms} ms with host latency, {mi} without");
+    assert!(ms < mi + base_ms + 0.1, "min RTT: {ms} ms with host latency, {mi} without");
+    let (gi, gs) = (instant.flows[0].goodput_bps, slow.flows[0].goodput_bps);
+    assert!((gs / gi - 1.0).abs() < 0.02, "a 10 ms path hardly notices: {gs} vs {gi}");
+}
+
+/// Below a millisecond the hosts' spread decides how bursts meet at a small buffer: CUBIC on
+/// 500 Mbit/s x 0.5 ms with an 18 KB buffer (12 packets, less than one TSO burst) loses
+/// more often and settles lower, as the kernel lab's does (262 Mbit/s; instant hosts
+/// ~340).
+#[test]
+fn host_latency_spread_costs_a_tiny_buffer() {
+    let mut cfg = SimConfig::single(CcKind::Cubic, 500e6, MS / 2, 1.0, 0.0, 2 * S);
+    cfg.link.buffer_bytes = 18_000;
+    cfg.gro = true;
+    cfg.host_latency = None;
+    let instant = run(&cfg);
+    cfg.host_latency = Some(HostLatency::LAB);
+    let slow = run(&cfg);
+    let (gi, gs) = (instant.flows[0].goodput_bps / 1e6, slow.flows[0].goodput_bps / 1e6);
+    assert!(gs < gi * 0.9, "goodput: {gs:.0} Mbit/s with host latency, {gi:.0} without");
+    assert!((220.0..300.0).contains(&gs), "goodput with host latency: {gs:.0} Mbit/s");
 }
