@@ -38,6 +38,8 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             loss,
             ack_loss: 0.0,
             mss: 1448,
+            host_latency_ns: 0,
+            host_jitter_ns: 0,
         },
         flows: vec![FlowSpec {
             cc: cc.into(),

@@ -55,6 +55,8 @@ const LINK_KEYS: &[(&str, Kind)] = &[
     ("loss", Kind::Loss),
     ("ack_loss", Kind::Loss),
     ("mss", Kind::Mss),
+    ("host_latency", Kind::RttExtra),
+    ("host_jitter", Kind::RttExtra),
 ];
 const FLOW_KEYS: &[(&str, Kind)] = &[
     ("cc", Kind::Cc),
@@ -918,6 +920,8 @@ impl ScenarioFile {
             loss: p(get(sl, "loss")?).unwrap_or(0.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
             mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
+            host_latency_ns: n(get(sl, "host_latency")?).unwrap_or(0),
+            host_jitter_ns: n(get(sl, "host_jitter")?).unwrap_or(0),
         };
         if let (Buffer::Bytes(b), Some(node)) = (buffer, &buffer_loc) {
             if b < link.packet_bytes() {

@@ -67,6 +67,12 @@ pub struct LinkSpec {
     pub ack_loss: f64,
     /// Maximum segment size (payload bytes per packet), in [`MSS_MIN`, `MSS_MAX`].
     pub mss: u32,
+    /// The end hosts' least time to answer a packet, both hosts together, nanoseconds
+    /// (simulator only: the kernel backend's hosts take what they take). 0 = instant.
+    pub host_latency_ns: u64,
+    /// Mean of the exponentially distributed extra time on top of `host_latency_ns`,
+    /// nanoseconds (simulator only). 0 = none.
+    pub host_jitter_ns: u64,
 }
 
 impl LinkSpec {
@@ -205,6 +211,8 @@ impl Scenario {
         m.insert("link.loss".into(), Value::from(l.loss));
         m.insert("link.ack_loss".into(), Value::from(l.ack_loss));
         m.insert("link.mss".into(), Value::from(l.mss));
+        m.insert("link.host_latency".into(), secs(l.host_latency_ns));
+        m.insert("link.host_jitter".into(), secs(l.host_jitter_ns));
         let single = self.flows.len() == 1;
         for (i, f) in self.flows.iter().enumerate() {
             let p = if single {

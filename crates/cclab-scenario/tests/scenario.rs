@@ -780,6 +780,8 @@ fn resolved_map_has_every_key() {
             "link.loss",
             "link.ack_loss",
             "link.mss",
+            "link.host_latency",
+            "link.host_jitter",
             "flows.cc",
             "flows.count",
             "flows.start",
@@ -951,6 +953,8 @@ fn realistic_file_round_trip() {
             loss: 0.0001,
             ack_loss: 0.0,
             mss: 1448,
+            host_latency_ns: 0,
+            host_jitter_ns: 0,
         },
         flows: vec![
             FlowSpec {
@@ -1236,4 +1240,16 @@ fn docs_examples_parse() {
         doc.contains(&e.to_string().replace("t.toml", "seeds/x.toml")),
         "{e}"
     );
+}
+
+#[test]
+fn host_latency_keys() {
+    let s = one(&BASE);
+    assert_eq!((s.link.host_latency_ns, s.link.host_jitter_ns), (0, 0), "instant hosts by default");
+    let s = one(&with_link("host_latency = \"40us\"\nhost_jitter = \"0.05ms\""));
+    assert_eq!((s.link.host_latency_ns, s.link.host_jitter_ns), (40_000, 50_000));
+    let r = s.resolved();
+    assert_eq!(r["link.host_latency"], json!(4e-5));
+    assert_eq!(r["link.host_jitter"], json!(5e-5));
+    assert_error(&with_link("host_jitter = \"-1us\""), 6, "link.host_jitter", "negative");
 }

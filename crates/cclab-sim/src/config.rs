@@ -65,7 +65,8 @@ pub struct SimConfig {
     /// How the end hosts' CPUs wake up (see [`HostWake`]); `None` = hosts answer instantly.
     pub host_wake: Option<HostWake>,
     /// How long the end hosts take to handle each packet (see [`HostLatency`]); `None` =
-    /// no time at all.
+    /// no time at all (the default; scenarios set it with `link.host_latency` and
+    /// `link.host_jitter`).
     pub host_latency: Option<HostLatency>,
 }
 
@@ -91,7 +92,8 @@ pub struct HostLatency {
 }
 
 impl HostLatency {
-    /// The kernel lab's hosts: 40 us + Exp(40 us), p10/p50/p90/p99 44/68/132/224 us. The
+    /// The kernel lab's hosts (`host_latency = "40us"`, `host_jitter = "40us"` in the
+    /// calibration scenarios): 40 us + Exp(40 us), p10/p50/p90/p99 44/68/132/224 us. The
     /// link element timed each host: from writing a segment to reading its ACK (the
     /// receiver) p10/p50/p90/p99 24/42/65/252 us at 500 Mbit/s x 1 ms and 26/46/85/752 us at
     /// 500 Mbit/s x 0.5 ms; from writing an ACK to reading the data it released (the
@@ -100,24 +102,11 @@ impl HostLatency {
     /// samples at 1 Gbit/s (docs/fidelity.md, item 15).
     pub const LAB: HostLatency = HostLatency { base_ns: 40_000, mean_ns: 40_000 };
 
-    /// The hosts of runs made from scenarios: [`HostLatency::LAB`], or what
-    /// `CCLAB_SIM_LATENCY` says: `off` (no time) or `BASE_US,MEAN_US` (both hosts
-    /// together). For fidelity experiments.
-    pub fn from_env() -> Result<Option<HostLatency>, String> {
-        let Ok(v) = std::env::var("CCLAB_SIM_LATENCY") else {
-            return Ok(Some(HostLatency::LAB));
-        };
-        if v.trim() == "off" {
-            return Ok(None);
-        }
-        let us = |s: &str| s.trim().parse::<u64>().ok().map(|x| x * 1000);
-        match v.split(',').collect::<Vec<_>>().as_slice() {
-            [b, m] => match (us(b), us(m)) {
-                (Some(base_ns), Some(mean_ns)) => Ok(Some(HostLatency { base_ns, mean_ns })),
-                _ => Err(latency_env_error(&v)),
-            },
-            _ => Err(latency_env_error(&v)),
-        }
+    /// The hosts a scenario asks for (`link.host_latency`, `link.host_jitter`); `None` when
+    /// both are 0 (instant hosts, the default).
+    pub fn from_link(link: &cclab_scenario::LinkSpec) -> Option<HostLatency> {
+        (link.host_latency_ns > 0 || link.host_jitter_ns > 0)
+            .then_some(HostLatency { base_ns: link.host_latency_ns, mean_ns: link.host_jitter_ns })
     }
 
     /// The hosts' time for one ACK; `u` is uniform in (0, 1].
@@ -126,9 +115,6 @@ impl HostLatency {
     }
 }
 
-fn latency_env_error(v: &str) -> String {
-    format!("CCLAB_SIM_LATENCY=\"{v}\" is not understood: use \"off\" or \"BASE_US,MEAN_US\" (e.g. \"40,40\"), or unset it")
-}
 
 /// An idle host is slow to answer its first packet.
 ///
@@ -226,7 +212,7 @@ impl SimConfig {
             gro: gro_for_rate(rate_bps),
             hz: cclab_core::cc::DEFAULT_HZ,
             host_wake: Some(HostWake::LAB),
-            host_latency: Some(HostLatency::LAB),
+            host_latency: None,
         }
     }
 }

@@ -70,7 +70,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
         hz: cclab_core::cc::DEFAULT_HZ,
         host_wake: crate::config::HostWake::from_env().map_err(UnsupportedError)?,
-        host_latency: crate::config::HostLatency::from_env().map_err(UnsupportedError)?,
+        host_latency: crate::config::HostLatency::from_link(&sc.link),
     })
 }
 

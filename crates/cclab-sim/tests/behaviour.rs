@@ -208,3 +208,17 @@ fn host_latency_spread_costs_a_tiny_buffer() {
     assert!(gs < gi * 0.9, "goodput: {gs:.0} Mbit/s with host latency, {gi:.0} without");
     assert!((220.0..300.0).contains(&gs), "goodput with host latency: {gs:.0} Mbit/s");
 }
+
+/// A scenario's `link.host_latency` and `link.host_jitter` reach the simulated hosts; without
+/// them the hosts are instant.
+#[test]
+fn scenario_keys_set_the_host_latency() {
+    let text = "name = \"h\"\nduration = \"1s\"\n[link]\nrate = \"100mbit\"\nrtt = \"10ms\"\n[[flows]]\ncc = \"cubic\"\n";
+    let cfg_of = |t: &str| {
+        let pts = cclab_scenario::ScenarioFile::from_str(t, "h.toml").unwrap().expand().unwrap();
+        cclab_sim::config_from_scenario(&pts[0].scenario).unwrap()
+    };
+    assert_eq!(cfg_of(text).host_latency, None);
+    let lab = text.replace("rtt = \"10ms\"\n", "rtt = \"10ms\"\nhost_latency = \"40us\"\nhost_jitter = \"40us\"\n");
+    assert_eq!(cfg_of(&lab).host_latency, Some(HostLatency::LAB));
+}

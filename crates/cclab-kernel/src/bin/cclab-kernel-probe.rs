@@ -72,6 +72,8 @@ fn main() {
                     loss: arg(&args, "--loss", 0.0f64),
                     ack_loss: arg(&args, "--ack-loss", 0.0f64),
                     mss: 1448,
+                    host_latency_ns: 0,
+                    host_jitter_ns: 0,
                 },
                 flows: vec![FlowSpec {
                     cc: arg(&args, "--cc", "cubic".to_string()),
