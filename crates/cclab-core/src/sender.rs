@@ -1149,9 +1149,9 @@ mod tests {
 
     #[test]
     fn retransmissions_go_in_bursts_of_their_own() {
-        // Two TSO bursts go out (0-9, then 10-13 after the first ACK); 2-5 and 11-12 are
-        // lost. Linux retransmits each lost run of one skb as one TSO buffer
-        // (`tcp_xmit_retransmit_queue()`) and new data in buffers of its own.
+        // Three TSO bursts go out (0-4 and 5-9, half of cwnd each, then 10-13 after the
+        // first ACK); 2-5 and 11-12 are lost. Linux retransmits each lost run of one skb as
+        // one TSO buffer (`tcp_xmit_retransmit_queue()`) and new data in buffers of its own.
         let mut s = sender(true, None);
         assert_eq!(drain(&mut s, 0).len(), 10);
         s.on_ack(900 * US, &ack(2));
@@ -1167,12 +1167,13 @@ mod tests {
             .split_inclusive(|g| g.burst_end)
             .map(|v| v.iter().map(|g| (g.seq, g.retrans)).collect())
             .collect();
-        assert!(bursts.len() >= 2, "{bursts:?}");
-        // First the run 2-5 (the first skb's lost part), then 11-12 (the second skb's), each
-        // alone; new data only after both.
-        assert_eq!(bursts[0], vec![(2, true), (3, true), (4, true), (5, true)], "{bursts:?}");
-        assert_eq!(bursts[1], vec![(11, true), (12, true)], "{bursts:?}");
-        assert!(bursts[2..].iter().flatten().all(|&(q, r)| !r && q >= 14), "{bursts:?}");
+        assert!(bursts.len() >= 3, "{bursts:?}");
+        // First 2-4 (the first skb's lost part), then 5 (the second's), then 11-12 (the
+        // third's), each alone; new data only after them.
+        assert_eq!(bursts[0], vec![(2, true), (3, true), (4, true)], "{bursts:?}");
+        assert_eq!(bursts[1], vec![(5, true)], "{bursts:?}");
+        assert_eq!(bursts[2], vec![(11, true), (12, true)], "{bursts:?}");
+        assert!(bursts[3..].iter().flatten().all(|&(q, r)| !r && q >= 14), "{bursts:?}");
     }
 
     #[test]
