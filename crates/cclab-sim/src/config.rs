@@ -102,19 +102,12 @@ impl HostLatency {
     /// samples at 1 Gbit/s (docs/fidelity.md, item 15).
     pub const LAB: HostLatency = HostLatency { base_ns: 40_000, mean_ns: 40_000 };
 
-    /// The hosts a scenario asks for (`link.host_latency`, `link.host_jitter`); `None` when
-    /// both are 0 (instant hosts, the default).
-    pub fn from_link(link: &cclab_scenario::LinkSpec) -> Option<HostLatency> {
-        (link.host_latency_ns > 0 || link.host_jitter_ns > 0)
-            .then_some(HostLatency { base_ns: link.host_latency_ns, mean_ns: link.host_jitter_ns })
-    }
-
-    /// The hosts' time for one ACK; `u` is uniform in (0, 1].
-    pub fn sample(&self, u: f64) -> Nanos {
+    /// The hosts' time for one ACK, drawn from `rng`.
+    pub fn sample(&self, rng: &mut cclab_link::Rng) -> Nanos {
+        let u = 1.0 - rng.next_f64(); // in (0, 1]
         self.base_ns + (-u.ln() * self.mean_ns as f64) as Nanos
     }
 }
-
 
 /// An idle host is slow to answer its first packet.
 ///

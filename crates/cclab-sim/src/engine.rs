@@ -368,7 +368,7 @@ impl Simulation {
         match self.cfg.host_latency {
             // The receiver's turnaround and the sender's, in order (see `HostLatency`).
             Some(l) => {
-                let extra = l.sample(1.0 - self.host_rng.next_f64());
+                let extra = l.sample(&mut self.host_rng);
                 self.flows[f].rev.push_after(now, extra, ack);
             }
             None => self.flows[f].rev.push(now, ack),

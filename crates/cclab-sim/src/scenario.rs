@@ -70,7 +70,11 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
         hz: cclab_core::cc::DEFAULT_HZ,
         host_wake: crate::config::HostWake::from_env().map_err(UnsupportedError)?,
-        host_latency: crate::config::HostLatency::from_link(&sc.link),
+        // Instant hosts unless the scenario says otherwise.
+        host_latency: (sc.link.host_latency_ns > 0 || sc.link.host_jitter_ns > 0).then_some(crate::config::HostLatency {
+            base_ns: sc.link.host_latency_ns,
+            mean_ns: sc.link.host_jitter_ns,
+        }),
     })
 }
 

@@ -193,7 +193,7 @@ fn host_latency_is_part_of_the_rtt() {
 
 /// Below a millisecond the hosts' spread decides how bursts meet at a small buffer: CUBIC on
 /// 500 Mbit/s x 0.5 ms with an 18 KB buffer (12 packets, less than one TSO burst) loses
-/// more often and settles lower, as the kernel lab's does (262 Mbit/s; instant hosts
+/// more often and settles lower, as the kernel lab's does (258 Mbit/s; instant hosts
 /// ~340).
 #[test]
 fn host_latency_spread_costs_a_tiny_buffer() {
