@@ -61,6 +61,11 @@ impl Ack {
 
     /// Size on the wire in bytes (header + 8 bytes per SACK block + 4 bytes of SACK option header).
     pub fn wire_len(&self) -> u32 {
-        HEADER_BYTES + if self.n_sack > 0 { 4 + 8 * self.n_sack as u32 } else { 0 }
+        HEADER_BYTES
+            + if self.n_sack > 0 {
+                4 + 8 * self.n_sack as u32
+            } else {
+                0
+            }
     }
 }

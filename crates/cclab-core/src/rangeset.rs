@@ -73,7 +73,12 @@ impl RangeSet {
     }
 
     /// Absorb every stored range starting in `[cursor, end]`, reporting the gaps as new.
-    fn absorb_following(&mut self, cursor: &mut u64, end: &mut u64, newly: &mut impl FnMut(Range<u64>)) {
+    fn absorb_following(
+        &mut self,
+        cursor: &mut u64,
+        end: &mut u64,
+        newly: &mut impl FnMut(Range<u64>),
+    ) {
         loop {
             let next = self.map.range(*cursor..=*end).next().map(|(&s, &e)| (s, e));
             match next {
@@ -158,7 +163,9 @@ mod tests {
         let mut naive = std::collections::BTreeSet::new();
         let mut x: u64 = 12345;
         for _ in 0..2000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let s = (x >> 33) % 500;
             let len = (x >> 20) % 12;
             let mut newly = 0;

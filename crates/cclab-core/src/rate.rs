@@ -109,7 +109,8 @@ impl RateSampler {
             return;
         }
         if !rs.is_app_limited
-            || (rs.delivered as u64) * self.rate_interval_us >= self.rate_delivered * rs.interval_us as u64
+            || (rs.delivered as u64) * self.rate_interval_us
+                >= self.rate_delivered * rs.interval_us as u64
         {
             self.rate_delivered = rs.delivered as u64;
             self.rate_interval_us = rs.interval_us as u64;

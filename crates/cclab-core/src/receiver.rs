@@ -148,7 +148,9 @@ impl Receiver {
 
     /// `tcp_incr_quickack()`: at least min(window / 2 segments, 16) quick ACKs.
     fn incr_quickack(&mut self) {
-        let q = (self.rcv_ssthresh / (2 * self.cfg.mss as u64)).max(2).min(MAX_QUICKACKS as u64) as u32;
+        let q = (self.rcv_ssthresh / (2 * self.cfg.mss as u64))
+            .max(2)
+            .min(MAX_QUICKACKS as u64) as u32;
         self.quickacks = self.quickacks.max(q);
     }
 
@@ -204,7 +206,13 @@ impl Receiver {
             self.completed_at = Some(now);
             ack_now = true;
         }
-        if self.cfg.gro && !seg.burst_end && !ack_now && !dup && self.ooo.is_empty() && seg.seq + 1 == self.rcv_nxt {
+        if self.cfg.gro
+            && !seg.burst_end
+            && !ack_now
+            && !dup
+            && self.ooo.is_empty()
+            && seg.seq + 1 == self.rcv_nxt
+        {
             // Inside a coalesced burst: the ACK decision waits for its last segment (the
             // delayed-ACK timer covers a burst whose end never arrives).
             if self.delack_deadline.is_none() {
@@ -267,7 +275,13 @@ impl Receiver {
         self.compressed_acks = 0;
         self.rcv_wup = self.rcv_nxt;
         self.quickacks = self.quickacks.saturating_sub(1);
-        let mut ack = Ack { cum: self.rcv_nxt, sack: [SackBlock::default(); MAX_SACK_BLOCKS], n_sack: 0, delayed, dsack };
+        let mut ack = Ack {
+            cum: self.rcv_nxt,
+            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
+            n_sack: 0,
+            delayed,
+            dsack,
+        };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
             self.recent.retain(|&s| s >= rcv_nxt);
@@ -278,7 +292,10 @@ impl Receiver {
                 }
                 if let Some(r) = self.ooo.range_containing(s) {
                     if !ack.sack[..n].iter().any(|b| b.start == r.start) {
-                        ack.sack[n] = SackBlock { start: r.start, end: r.end };
+                        ack.sack[n] = SackBlock {
+                            start: r.start,
+                            end: r.end,
+                        };
                         n += 1;
                     }
                 }
@@ -296,7 +313,13 @@ mod tests {
     use super::*;
 
     fn seg(seq: u64) -> Segment {
-        Segment { seq, len: 1000, retrans: false, sent_ns: 0, burst_end: true }
+        Segment {
+            seq,
+            len: 1000,
+            retrans: false,
+            sent_ns: 0,
+            burst_end: true,
+        }
     }
 
     /// A receiver whose window is already at its clamp (no growth).
@@ -305,7 +328,14 @@ mod tests {
     }
 
     fn rx_clamp(size: Option<u64>, window_clamp: u64) -> Receiver {
-        Receiver::new(ReceiverConfig { mss: 1000, size, delayed_ack: true, rtt_hint: 100 * NS_PER_MS, window_clamp, gro: false })
+        Receiver::new(ReceiverConfig {
+            mss: 1000,
+            size,
+            delayed_ack: true,
+            rtt_hint: 100 * NS_PER_MS,
+            window_clamp,
+            gro: false,
+        })
     }
 
     #[test]
@@ -318,7 +348,9 @@ mod tests {
         let base = 5;
         assert!(r.on_segment(1, &seg(base)).is_none());
         assert_eq!(r.next_timeout(), Some(1 + DELACK_TIMEOUT));
-        let a = r.on_segment(2, &seg(base + 1)).expect("second segment acks");
+        let a = r
+            .on_segment(2, &seg(base + 1))
+            .expect("second segment acks");
         assert_eq!(a.cum, base + 2);
         assert!(r.on_segment(3, &seg(base + 2)).is_none());
         assert!(r.on_timeout(3 + DELACK_TIMEOUT - 1).is_none());
@@ -336,7 +368,14 @@ mod tests {
         assert_eq!(a.sack[0], SackBlock { start: 2, end: 3 });
         r.on_segment(0, &seg(5));
         let a = r.on_segment(0, &seg(7)).unwrap();
-        assert_eq!(a.sack_blocks(), &[SackBlock { start: 7, end: 8 }, SackBlock { start: 5, end: 6 }, SackBlock { start: 2, end: 3 }]);
+        assert_eq!(
+            a.sack_blocks(),
+            &[
+                SackBlock { start: 7, end: 8 },
+                SackBlock { start: 5, end: 6 },
+                SackBlock { start: 2, end: 3 }
+            ]
+        );
         let a = r.on_segment(0, &seg(3)).unwrap();
         assert_eq!(a.sack[0], SackBlock { start: 2, end: 4 });
         // Fill the hole at 1: cum jumps over 2..4.
@@ -370,7 +409,13 @@ mod tests {
         assert_eq!(immediate, 3);
         assert_eq!(r.next_timeout(), Some(10 + COMP_SACK_DELAY_MAX));
         let a = r.on_timeout(10 + COMP_SACK_DELAY_MAX).unwrap();
-        assert_eq!(a.sack[0], SackBlock { start: hole + 1, end: hole + 11 });
+        assert_eq!(
+            a.sack[0],
+            SackBlock {
+                start: hole + 1,
+                end: hole + 11
+            }
+        );
         // 44 compressed segments force an ACK.
         let mut forced = false;
         for k in 11..=60 {
@@ -401,18 +446,26 @@ mod tests {
         // Window 10 segments, clamp 100: it grows by 2 per segment, so 45 segments open it.
         let mut r = rx_clamp(None, 100_000);
         for i in 0..45u64 {
-            assert!(r.on_segment(i, &seg(i)).is_some(), "segment {i} acked at once");
+            assert!(
+                r.on_segment(i, &seg(i)).is_some(),
+                "segment {i} acked at once"
+            );
         }
         assert_eq!(r.window(), 100_000);
         // At the clamp: the 4 quick ACKs left of the first 5 (each step's `|= 1` refilled
         // what its ACK used), then an ACK per two segments.
-        let acks = (45..65u64).filter(|&i| r.on_segment(i, &seg(i)).is_some()).count();
+        let acks = (45..65u64)
+            .filter(|&i| r.on_segment(i, &seg(i)).is_some())
+            .count();
         assert_eq!(acks, 4 + 16 / 2);
         // Out-of-order segments open the window too (and are ACKed at once).
         let mut r = rx_clamp(None, 100_000);
         r.on_segment(0, &seg(0));
         for i in 2..30u64 {
-            assert!(r.on_segment(i, &seg(i)).is_some(), "ofo segment {i} acked at once");
+            assert!(
+                r.on_segment(i, &seg(i)).is_some(),
+                "ofo segment {i} acked at once"
+            );
         }
         assert_eq!(r.window(), 10_000 + 29 * 2_000);
     }

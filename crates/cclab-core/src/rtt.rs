@@ -101,7 +101,8 @@ impl RttEstimator {
     /// Feed a sample to the min-RTT filter only (Linux updates it with the RTT of the most
     /// recently sent packet an ACK covers, which may differ from the srtt sample).
     pub fn on_min_sample(&mut self, now: Nanos, rtt: Nanos) {
-        self.min_rtt.update(MIN_RTT_WIN_US, now / 1000, rtt.max(1) / 1000);
+        self.min_rtt
+            .update(MIN_RTT_WIN_US, now / 1000, rtt.max(1) / 1000);
     }
 
     pub fn has_sample(&self) -> bool {

@@ -93,7 +93,14 @@ pub struct SenderConfig {
 
 impl Default for SenderConfig {
     fn default() -> Self {
-        SenderConfig { mss: 1448, init_cwnd: 10, size: None, pacing: None, tso: true, hz: crate::cc::DEFAULT_HZ }
+        SenderConfig {
+            mss: 1448,
+            init_cwnd: 10,
+            size: None,
+            pacing: None,
+            tso: true,
+            hz: crate::cc::DEFAULT_HZ,
+        }
     }
 }
 
@@ -373,14 +380,21 @@ impl Sender {
         }
         self.burst_left -= 1;
         let seg = if self.burst_retrans {
-            let seq = self.lost_pending.pop_first().expect("a retransmission burst has lost segments");
+            let seq = self
+                .lost_pending
+                .pop_first()
+                .expect("a retransmission burst has lost segments");
             self.transmit(seq, now, true)
         } else {
             let seq = self.tp.snd_nxt;
             self.transmit(seq, now, false)
         };
         let limited = self.tp.packets_in_flight() >= self.tp.snd_cwnd;
-        let more = if self.burst_retrans { !self.lost_pending.is_empty() } else { self.has_new_data() };
+        let more = if self.burst_retrans {
+            !self.lost_pending.is_empty()
+        } else {
+            self.has_new_data()
+        };
         if limited || !more {
             self.burst_left = 0;
         }
@@ -435,7 +449,12 @@ impl Sender {
             }
         } else {
             debug_assert_eq!(seq, self.tp.snd_nxt);
-            self.segs.push_back(Seg { rec, sent_ns: now, flags: 0, gen: 0 });
+            self.segs.push_back(Seg {
+                rec,
+                sent_ns: now,
+                flags: 0,
+                gen: 0,
+            });
             self.rack_q.push_back((now, seq, 0));
             self.tp.snd_nxt += 1;
             self.tp.packets_out += 1;
@@ -450,7 +469,13 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        Segment { seq, len, retrans, sent_ns: now, burst_end: false }
+        Segment {
+            seq,
+            len,
+            retrans,
+            sent_ns: now,
+            burst_end: false,
+        }
     }
 
     /// Segments in the lost run that the next retransmission would carry: consecutive lost
@@ -474,7 +499,11 @@ impl Sender {
     /// `tcp_tso_autosize()`: segments in one TSO burst.
     fn tso_segs(&self) -> u32 {
         let mss = self.cfg.mss.max(1) as u64;
-        let mut bytes = if self.tp.pacing_rate == u64::MAX { GSO_MAX_SIZE } else { self.tp.pacing_rate >> PACING_SHIFT };
+        let mut bytes = if self.tp.pacing_rate == u64::MAX {
+            GSO_MAX_SIZE
+        } else {
+            self.tp.pacing_rate >> PACING_SHIFT
+        };
         if self.tp.min_rtt_us != u32::MAX {
             let r = self.tp.min_rtt_us >> TSO_RTT_LOG;
             if r < 32 {
@@ -492,7 +521,11 @@ impl Sender {
             return false;
         }
         // Only right after a transmission (`tcp_wstamp_ns`: the pacing slot when paced).
-        let wstamp = if self.pacing { self.next_send_ns.max(self.last_tx_ns.unwrap_or(0)) } else { self.last_tx_ns.unwrap_or(0) };
+        let wstamp = if self.pacing {
+            self.next_send_ns.max(self.last_tx_ns.unwrap_or(0))
+        } else {
+            self.last_tx_ns.unwrap_or(0)
+        };
         if self.last_tx_ns.is_none() || now > wstamp + TSO_DEFER_NS {
             return false;
         }
@@ -501,7 +534,9 @@ impl Sender {
             return false;
         }
         // When is the ACK of the oldest outstanding segment due?
-        let Some(head) = self.segs.front() else { return false };
+        let Some(head) = self.segs.front() else {
+            return false;
+        };
         if self.tp.srtt_us == 0 {
             return false;
         }
@@ -515,14 +550,25 @@ impl Sender {
     /// `tcp_update_skb_after_send()`: the slot is the burst's length at the pacing rate, less
     /// up to half of it for time the sender left unused; the first 10 segments go unpaced).
     fn pace_burst(&mut self, now: Nanos) {
-        if !self.pacing || self.tp.pacing_rate == 0 || self.tp.pacing_rate == u64::MAX || self.stats.segments_sent < 10 {
+        if !self.pacing
+            || self.tp.pacing_rate == 0
+            || self.tp.pacing_rate == u64::MAX
+            || self.stats.segments_sent < 10
+        {
             return;
         }
         let end = self.total_segs.unwrap_or(u64::MAX);
         let bytes: u64 = if self.burst_retrans {
-            self.lost_pending.iter().take(self.burst_left as usize).map(|&q| self.seg_len(q) as u64).sum()
+            self.lost_pending
+                .iter()
+                .take(self.burst_left as usize)
+                .map(|&q| self.seg_len(q) as u64)
+                .sum()
         } else {
-            (self.tp.snd_nxt..end).take(self.burst_left as usize).map(|q| self.seg_len(q) as u64).sum()
+            (self.tp.snd_nxt..end)
+                .take(self.burst_left as usize)
+                .map(|q| self.seg_len(q) as u64)
+                .sum()
         };
         let mut len_ns = bytes * NS_PER_SEC / self.tp.pacing_rate;
         let start = self.next_send_ns.max(now);
@@ -667,8 +713,12 @@ impl Sender {
             return;
         }
         self.stats.rto_count += 1;
-        let first_rto_without_progress = self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0;
-        if self.tp.ca_state <= CaState::Disorder || self.tp.snd_una >= self.high_seq || first_rto_without_progress {
+        let first_rto_without_progress =
+            self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0;
+        if self.tp.ca_state <= CaState::Disorder
+            || self.tp.snd_una >= self.high_seq
+            || first_rto_without_progress
+        {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
@@ -715,7 +765,11 @@ impl Sender {
         let prior_una = self.tp.snd_una;
         let lost_before = self.tp.lost;
         self.lost_retrans = false;
-        let mut rs = RateSample { prior_in_flight, is_ack_delayed: ack.delayed, ..RateSample::default() };
+        let mut rs = RateSample {
+            prior_in_flight,
+            is_ack_delayed: ack.delayed,
+            ..RateSample::default()
+        };
         let mut acc = DeliveryAcc::default();
 
         // 1a. SACK blocks, in sequence order as Linux sorts them (`tcp_sacktag_write_queue()`).
@@ -791,13 +845,18 @@ impl Sender {
                 self.rtt.on_min_sample(now, ca);
                 self.tp.min_rtt_us = self.rtt.min_rtt_us();
             }
-            self.rtt.on_sample(srtt_sample, self.tp.snd_una, self.tp.snd_nxt);
+            self.rtt
+                .on_sample(srtt_sample, self.tp.snd_una, self.tp.snd_nxt);
             self.tp.srtt_us = (self.rtt.srtt() / 1000).max(1) as u32;
             self.rtt.reset_backoff();
         }
         if una_advanced {
             self.rto_retransmits = 0;
-            self.rto_deadline = if self.tp.packets_out > 0 { Some(now + self.rtt.rto()) } else { None };
+            self.rto_deadline = if self.tp.packets_out > 0 {
+                Some(now + self.rtt.rto())
+            } else {
+                None
+            };
         }
 
         // End of a tail-loss-probe episode (`tcp_process_tlp_ack()`).
@@ -827,7 +886,8 @@ impl Sender {
         let newly_lost = (self.tp.lost - lost_before) as u32;
 
         // 5. Rate sample and congestion control.
-        self.rate.generate(&mut self.tp, acc.delivered, newly_lost, &mut rs);
+        self.rate
+            .generate(&mut self.tp, acc.delivered, newly_lost, &mut rs);
         if acc.delivered > 0 {
             let sample = AckSample {
                 pkts_acked: acked_cum,
@@ -847,7 +907,14 @@ impl Sender {
     }
 
     /// One segment is newly delivered (SACKed, or cumulatively ACKed without a prior SACK).
-    fn deliver(&mut self, seq: u64, via_sack: bool, now: Nanos, rs: &mut RateSample, acc: &mut DeliveryAcc) {
+    fn deliver(
+        &mut self,
+        seq: u64,
+        via_sack: bool,
+        now: Nanos,
+        rs: &mut RateSample,
+        acc: &mut DeliveryAcc,
+    ) {
         let i = self.idx(seq);
         let s = &mut self.segs[i];
         self.tp.delivered += 1;
@@ -890,7 +957,10 @@ impl Sender {
             return;
         }
         self.rack.rtt_ns = rtt;
-        if !self.rack.valid || sent > self.rack.xmit_ns || (sent == self.rack.xmit_ns && seq + 1 > self.rack.end_seq) {
+        if !self.rack.valid
+            || sent > self.rack.xmit_ns
+            || (sent == self.rack.xmit_ns && seq + 1 > self.rack.end_seq)
+        {
             self.rack.xmit_ns = sent;
             self.rack.end_seq = seq + 1;
             self.rack.valid = true;
@@ -950,7 +1020,8 @@ impl Sender {
                 self.rack_q.pop_front();
                 continue;
             }
-            let before_rack = sent < self.rack.xmit_ns || (sent == self.rack.xmit_ns && seq + 1 < self.rack.end_seq);
+            let before_rack = sent < self.rack.xmit_ns
+                || (sent == self.rack.xmit_ns && seq + 1 < self.rack.end_seq);
             if !before_rack {
                 break;
             }
@@ -962,7 +1033,9 @@ impl Sender {
                 // Linux waits for the latest deadline among the candidates (all sent before
                 // RACK.xmit), plus TCP_TIMEOUT_MIN, and then marks them together. Deadlines
                 // grow with send time, so that is the last live candidate's.
-                let latest = self.last_rack_candidate().map_or(deadline, |t| t + self.rack.rtt_ns + reo_wnd);
+                let latest = self
+                    .last_rack_candidate()
+                    .map_or(deadline, |t| t + self.rack.rtt_ns + reo_wnd);
                 let tick = self.tp.ns_per_jiffy();
                 let wait = (latest.max(deadline) - now).div_ceil(tick) + TIMEOUT_MIN_JIFFIES;
                 self.rack_deadline = Some(self.on_tick(now, wait));
@@ -973,14 +1046,18 @@ impl Sender {
 
     /// Send time of the most recently sent live transmission sent before RACK.xmit.
     fn last_rack_candidate(&self) -> Option<Nanos> {
-        let pp = self.rack_q.partition_point(|&(t, _, _)| t < self.rack.xmit_ns);
+        let pp = self
+            .rack_q
+            .partition_point(|&(t, _, _)| t < self.rack.xmit_ns);
         (0..pp).rev().take(64).find_map(|i| {
             let (sent, seq, gen) = self.rack_q[i];
             if seq < self.tp.snd_una {
                 return None;
             }
             let s = &self.segs[self.idx(seq)];
-            let live = s.gen == gen && s.flags & F_SACKED == 0 && !(s.flags & F_LOST != 0 && s.flags & F_RETRANS == 0);
+            let live = s.gen == gen
+                && s.flags & F_SACKED == 0
+                && !(s.flags & F_LOST != 0 && s.flags & F_RETRANS == 0);
             live.then_some(sent)
         })
     }
@@ -1043,13 +1120,21 @@ impl Sender {
         }
         match self.tp.ca_state {
             CaState::Open if self.tp.sacked_out > 0 => self.set_ca_state(CaState::Disorder),
-            CaState::Disorder if self.tp.sacked_out == 0 && self.tp.lost_out == 0 => self.set_ca_state(CaState::Open),
+            CaState::Disorder if self.tp.sacked_out == 0 && self.tp.lost_out == 0 => {
+                self.set_ca_state(CaState::Open)
+            }
             _ => {}
         }
     }
 
     /// `tcp_cong_control()`.
-    fn cong_control(&mut self, rs: &RateSample, acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+    fn cong_control(
+        &mut self,
+        rs: &RateSample,
+        acked_sacked: u32,
+        newly_lost: u32,
+        una_advanced: bool,
+    ) {
         self.model_based = self.cc.cong_control(&mut self.tp, rs);
         if self.model_based {
             return;
@@ -1072,10 +1157,13 @@ impl Sender {
         let inflight = self.tp.packets_in_flight() as i64;
         let delta = self.tp.snd_ssthresh as i64 - inflight;
         let mut sndcnt: i64 = if delta < 0 {
-            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64
+                + self.tp.prior_cwnd as u64
+                - 1;
             (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
         } else {
-            let mut n = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            let mut n =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if una_advanced && newly_lost == 0 {
                 n += 1;
             }
@@ -1091,7 +1179,11 @@ impl Sender {
         if tp.srtt_us == 0 {
             return;
         }
-        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
+        let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
+            200
+        } else {
+            120
+        };
         let pkts = tp.snd_cwnd.max(tp.packets_out) as u64;
         let rate = tp.mss as u64 * 1_000_000 * ratio / 100 * pkts / tp.srtt_us as u64;
         tp.pacing_rate = rate.min(tp.max_pacing_rate);
@@ -1120,12 +1212,22 @@ mod tests {
     const US: Nanos = 1_000;
 
     fn sender(tso: bool, pacing: Option<bool>) -> Sender {
-        let cfg = SenderConfig { tso, pacing, ..SenderConfig::default() };
+        let cfg = SenderConfig {
+            tso,
+            pacing,
+            ..SenderConfig::default()
+        };
         Sender::new(cfg, CcKind::Reno.build(1))
     }
 
     fn ack(cum: u64) -> Ack {
-        Ack { cum, sack: [SackBlock::default(); MAX_SACK_BLOCKS], n_sack: 0, delayed: false, dsack: false }
+        Ack {
+            cum,
+            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
+            n_sack: 0,
+            delayed: false,
+            dsack: false,
+        }
     }
 
     fn drain(s: &mut Sender, now: Nanos) -> Vec<Segment> {
@@ -1138,7 +1240,10 @@ mod tests {
         // (2 jiffies) from the current tick: 3 ticks = 12 ms at HZ 250, 2 + 2 = 4 ticks
         // after the 1 ms tick = 5 ms at HZ 1000.
         for (hz, want_ms) in [(250u32, 12u64), (1000, 5)] {
-            let cfg = SenderConfig { hz, ..SenderConfig::default() };
+            let cfg = SenderConfig {
+                hz,
+                ..SenderConfig::default()
+            };
             let mut s = Sender::new(cfg, CcKind::Reno.build(1));
             drain(&mut s, 0);
             s.on_ack(1000 * US, &ack(2));
@@ -1170,10 +1275,17 @@ mod tests {
         assert!(bursts.len() >= 3, "{bursts:?}");
         // First 2-4 (the first skb's lost part), then 5 (the second's), then 11-12 (the
         // third's), each alone; new data only after them.
-        assert_eq!(bursts[0], vec![(2, true), (3, true), (4, true)], "{bursts:?}");
+        assert_eq!(
+            bursts[0],
+            vec![(2, true), (3, true), (4, true)],
+            "{bursts:?}"
+        );
         assert_eq!(bursts[1], vec![(5, true)], "{bursts:?}");
         assert_eq!(bursts[2], vec![(11, true), (12, true)], "{bursts:?}");
-        assert!(bursts[3..].iter().flatten().all(|&(q, r)| !r && q >= 14), "{bursts:?}");
+        assert!(
+            bursts[3..].iter().flatten().all(|&(q, r)| !r && q >= 14),
+            "{bursts:?}"
+        );
     }
 
     #[test]
@@ -1205,11 +1317,21 @@ mod tests {
         // for all of it (cwnd 20, 20 sendable) releases two buffers of 10.
         let mut s = sender(true, None);
         let b = drain(&mut s, 0);
-        let ends: Vec<usize> = b.iter().enumerate().filter(|(_, g)| g.burst_end).map(|(i, _)| i).collect();
+        let ends: Vec<usize> = b
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.burst_end)
+            .map(|(i, _)| i)
+            .collect();
         assert_eq!(ends, vec![4, 9]);
         s.on_ack(1_000 * US, &ack(10));
         let b = drain(&mut s, 1_000 * US);
-        let ends: Vec<usize> = b.iter().enumerate().filter(|(_, g)| g.burst_end).map(|(i, _)| i).collect();
+        let ends: Vec<usize> = b
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.burst_end)
+            .map(|(i, _)| i)
+            .collect();
         assert_eq!(ends, vec![9, 19]);
     }
 

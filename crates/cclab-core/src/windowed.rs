@@ -20,10 +20,16 @@ pub struct WindowedFilter {
 
 impl WindowedFilter {
     pub fn new_max() -> Self {
-        WindowedFilter { s: [Sample::default(); 3], is_max: true }
+        WindowedFilter {
+            s: [Sample::default(); 3],
+            is_max: true,
+        }
     }
     pub fn new_min() -> Self {
-        WindowedFilter { s: [Sample { t: 0, v: u64::MAX }; 3], is_max: false }
+        WindowedFilter {
+            s: [Sample { t: 0, v: u64::MAX }; 3],
+            is_max: false,
+        }
     }
 
     /// Current best value.

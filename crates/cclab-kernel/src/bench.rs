@@ -590,7 +590,12 @@ pub fn tcp_capacity_sweep(
 }
 
 /// An element that only delays: no rate limit to speak of, no buffer limit, no loss, pinned.
-fn bench_element(rtt_ns: u64, flow_group: Vec<u32>, timing: ElementTiming, mode: ElementMode) -> element::ElementConfig {
+fn bench_element(
+    rtt_ns: u64,
+    flow_group: Vec<u32>,
+    timing: ElementTiming,
+    mode: ElementMode,
+) -> element::ElementConfig {
     element::ElementConfig {
         rate_bps: 1e12,
         buffer_bytes: 1 << 30,

@@ -481,7 +481,11 @@ impl El<'_> {
             use std::io::Write as _;
             let _ = match p.dir {
                 Dir::Data if p.payload > 0 => {
-                    let gs = if self.vnet > 0 { u16::from_le_bytes([b[4], b[5]]) as u32 } else { 0 };
+                    let gs = if self.vnet > 0 {
+                        u16::from_le_bytes([b[4], b[5]]) as u32
+                    } else {
+                        0
+                    };
                     let segs = if gs > 0 { p.payload.div_ceil(gs) } else { 1 };
                     writeln!(t, "D {} {f} {} {segs} {}", now / 1000, p.seq, p.payload)
                 }
@@ -563,7 +567,8 @@ impl El<'_> {
                                 if self.lost[i] {
                                     continue;
                                 }
-                                let seg_len = (mss.min(p.payload as usize - i * mss) + hl as usize) as u64;
+                                let seg_len =
+                                    (mss.min(p.payload as usize - i * mss) + hl as usize) as u64;
                                 if first {
                                     first = false;
                                 } else if occupancy + seg_len > self.cfg.buffer_bytes {
@@ -762,7 +767,10 @@ pub fn spawn(
     ns: String,
     cfg: ElementConfig,
     shared: Arc<ElementShared>,
-) -> (std::thread::JoinHandle<io::Result<ElementStats>>, io::Result<()>) {
+) -> (
+    std::thread::JoinHandle<io::Result<ElementStats>>,
+    io::Result<()>,
+) {
     let (tx, rx) = std::sync::mpsc::channel();
     let mode = cfg.mode;
     let handle = std::thread::spawn(move || {
@@ -777,7 +785,9 @@ pub fn spawn(
             }
         }
     });
-    let ready = rx.recv().unwrap_or_else(|_| Err(io::Error::other("the element thread died")));
+    let ready = rx
+        .recv()
+        .unwrap_or_else(|_| Err(io::Error::other("the element thread died")));
     (handle, ready)
 }
 

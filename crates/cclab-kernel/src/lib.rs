@@ -218,12 +218,19 @@ pub struct KernelRun {
 /// Non-zero `Tcp`/`TcpExt` counters of the calling thread's network namespace.
 fn tcp_mib() -> Vec<(String, u64)> {
     let mut out = Vec::new();
-    for file in ["/proc/thread-self/net/netstat", "/proc/thread-self/net/snmp"] {
-        let Ok(text) = std::fs::read_to_string(file) else { continue };
+    for file in [
+        "/proc/thread-self/net/netstat",
+        "/proc/thread-self/net/snmp",
+    ] {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
         let lines: Vec<&str> = text.lines().collect();
         for pair in lines.chunks(2) {
             let [names, values] = pair else { continue };
-            let (Some((tag, names)), Some((_, values))) = (names.split_once(':'), values.split_once(':')) else {
+            let (Some((tag, names)), Some((_, values))) =
+                (names.split_once(':'), values.split_once(':'))
+            else {
                 continue;
             };
             if tag != "TcpExt" && tag != "Tcp" {
@@ -343,12 +350,13 @@ pub fn run_scenario_detailed(
     let (handle, ready) = element::spawn(topo.rtr.clone(), el_cfg, el_shared.clone());
     threads.element = Some(handle);
     ready.map_err(|e| {
-            KernelError::Setup(format!(
-                "cannot create the TUN device ({e}); is /dev/net/tun there?"
-            ))
-        })?;
+        KernelError::Setup(format!(
+            "cannot create the TUN device ({e}); is /dev/net/tun there?"
+        ))
+    })?;
     topo.route_through_tun(mtu)?;
-    let steered = pin && sys::placement().is_some_and(|(_, endpoints)| topo.steer_tun_processing(&endpoints));
+    let steered =
+        pin && sys::placement().is_some_and(|(_, endpoints)| topo.steer_tun_processing(&endpoints));
 
     // Receiver.
     let (tx, rx) = std::sync::mpsc::channel();
@@ -407,7 +415,15 @@ pub fn run_scenario_detailed(
         return Err(KernelError::Interrupted(sig));
     }
     let cc_used = out.cc_used.clone();
-    let result = build_result(sc, &plans, &out, &sh, &el_stats, opts.series_interval_ns, steal_ms);
+    let result = build_result(
+        sc,
+        &plans,
+        &out,
+        &sh,
+        &el_stats,
+        opts.series_interval_ns,
+        steal_ms,
+    );
     Ok(KernelRun {
         result,
         element: el_stats,

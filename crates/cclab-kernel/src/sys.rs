@@ -179,15 +179,30 @@ pub fn wait_readable(fd: RawFd, timeout_ns: Option<u64>) -> io::Result<bool> {
 // ---- sockets ---------------------------------------------------------------------------
 
 /// `setsockopt` with a plain C struct value (`timeval`, `linger`, ...).
-pub fn setsockopt_struct<T: Copy>(fd: RawFd, level: libc::c_int, opt: libc::c_int, val: &T) -> io::Result<()> {
+pub fn setsockopt_struct<T: Copy>(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    val: &T,
+) -> io::Result<()> {
     // SAFETY: `T` is a plain-old-data C struct; the kernel reads `size_of::<T>()` bytes of it.
-    let bytes = unsafe { std::slice::from_raw_parts((val as *const T).cast::<u8>(), std::mem::size_of::<T>()) };
+    let bytes = unsafe {
+        std::slice::from_raw_parts((val as *const T).cast::<u8>(), std::mem::size_of::<T>())
+    };
     setsockopt_raw(fd, level, opt, bytes)
 }
 
 /// Close with RST (`SO_LINGER` 0): nothing keeps sending after a run.
 pub fn set_abortive_close(fd: RawFd) -> io::Result<()> {
-    setsockopt_struct(fd, libc::SOL_SOCKET, libc::SO_LINGER, &libc::linger { l_onoff: 1, l_linger: 0 })
+    setsockopt_struct(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_LINGER,
+        &libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        },
+    )
 }
 
 pub fn setsockopt_raw(
@@ -543,7 +558,7 @@ pub fn place(element: bool) {
 /// no mount namespace and disappears when its file descriptor is closed.
 pub fn write_own_sysfs(rel: &str, value: &str) -> io::Result<()> {
     use std::ffi::CString;
-    use std::os::fd::{FromRawFd, OwnedFd, AsRawFd};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     const FSOPEN_CLOEXEC: libc::c_uint = 1;
     const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
     const FSMOUNT_CLOEXEC: libc::c_uint = 1;
@@ -573,7 +588,11 @@ pub fn write_own_sysfs(rel: &str, value: &str) -> io::Result<()> {
     let mnt = unsafe { OwnedFd::from_raw_fd(mnt as i32) };
     let path = CString::new(rel).map_err(|_| io::Error::other("NUL in sysfs path"))?;
     let fd = unsafe {
-        libc::openat(mnt.as_raw_fd(), path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC)
+        libc::openat(
+            mnt.as_raw_fd(),
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CLOEXEC,
+        )
     };
     if fd < 0 {
         let e = io::Error::last_os_error();

@@ -265,7 +265,10 @@ impl Topology {
             return false;
         }
         let rel = format!("class/net/{TUN}/queues/rx-0/rps_cpus");
-        sys::in_netns(&self.rtr, move || sys::write_own_sysfs(&rel, &format!("{mask:x}"))).is_ok()
+        sys::in_netns(&self.rtr, move || {
+            sys::write_own_sysfs(&rel, &format!("{mask:x}"))
+        })
+        .is_ok()
     }
 }
 
@@ -296,7 +299,9 @@ fn delete_namespace(n: &str) {
         }
         std::thread::sleep(std::time::Duration::from_millis(10 << i.min(4)));
     }
-    eprintln!("warning: could not delete network namespace {n} ({last}); `cclab lab clean` removes it");
+    eprintln!(
+        "warning: could not delete network namespace {n} ({last}); `cclab lab clean` removes it"
+    );
 }
 
 /// What [`clean_stale`] removed.

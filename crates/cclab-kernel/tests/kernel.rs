@@ -72,7 +72,8 @@ fn idle_rtt_is_the_set_rtt() {
             if attempt > 0 {
                 std::thread::sleep(std::time::Duration::from_secs(2));
             }
-            let mut v = idle_rtt((rtt_ms * 1e6) as u64, 15, KernelOptions::default().timing).unwrap();
+            let mut v =
+                idle_rtt((rtt_ms * 1e6) as u64, 15, KernelOptions::default().timing).unwrap();
             v.sort();
             let ms: Vec<f64> = v.iter().map(|x| *x as f64 / 1e6).collect();
             let med = ms[ms.len() / 2];
@@ -86,8 +87,14 @@ fn idle_rtt_is_the_set_rtt() {
             }
         }
         let (med, p90) = *attempts.last().unwrap();
-        assert!((med - rtt_ms).abs() <= 0.5, "median {med} ms for {rtt_ms} ms (attempts: {attempts:?})");
-        assert!((p90 - rtt_ms).abs() <= 0.75, "p90 {p90} ms for {rtt_ms} ms (attempts: {attempts:?})");
+        assert!(
+            (med - rtt_ms).abs() <= 0.5,
+            "median {med} ms for {rtt_ms} ms (attempts: {attempts:?})"
+        );
+        assert!(
+            (p90 - rtt_ms).abs() <= 0.75,
+            "p90 {p90} ms for {rtt_ms} ms (attempts: {attempts:?})"
+        );
     }
     assert!(ours_left().is_empty(), "left {:?}", ours_left());
 }
@@ -109,13 +116,20 @@ fn cubic_fills_10_and_100_mbit() {
             f.goodput_bps, r.result.link.utilization
         );
         assert_eq!(r.cc_used, ["cubic"]);
-        let lab = r.result.lab.as_ref().expect("kernel runs report their lab conditions");
+        let lab = r
+            .result
+            .lab
+            .as_ref()
+            .expect("kernel runs report their lab conditions");
         assert!(lab.cpus >= 1 && lab.element_stalls == r.element.stalls);
         eprintln!("{rate}: steal {:?} ms", lab.steal_ms);
         // With two CPUs or more the receiving stack runs off the element's CPU (printed: the
         // element's stalls, 0-1 per run here; unsteered runs had hundreds at 100 Mbit/s).
         if cclab_kernel::sys::placement().is_some() {
-            assert!(r.steered, "RPS steering of the TUN device did not take effect");
+            assert!(
+                r.steered,
+                "RPS steering of the TUN device did not take effect"
+            );
             eprintln!("{rate}: element stalls {}", r.element.stalls);
         }
         assert!(
@@ -147,11 +161,22 @@ fn cubic_fills_1_gbit() {
         return;
     };
     let rate = 1e9;
-    let r = run_scenario_detailed(&scenario(rate, 20.0, 1.0, 0.0, "cubic", 5.0), &KernelOptions::default()).unwrap();
+    let r = run_scenario_detailed(
+        &scenario(rate, 20.0, 1.0, 0.0, "cubic", 5.0),
+        &KernelOptions::default(),
+    )
+    .unwrap();
     let f = &r.result.flows[0];
-    eprintln!("{rate}: goodput {} util {}", f.goodput_bps, r.result.link.utilization);
+    eprintln!(
+        "{rate}: goodput {} util {}",
+        f.goodput_bps, r.result.link.utilization
+    );
     assert_eq!(r.cc_used, ["cubic"]);
-    assert!(f.goodput_bps >= 0.9 * rate, "goodput {} of {rate}", f.goodput_bps);
+    assert!(
+        f.goodput_bps >= 0.9 * rate,
+        "goodput {} of {rate}",
+        f.goodput_bps
+    );
     assert!(r.result.link.utilization >= 0.9 && r.result.link.utilization <= 1.0);
     assert!(ours_left().is_empty());
 }
@@ -255,10 +280,20 @@ fn gso_mode_holds_the_buffer_per_segment() {
     sc.link.buffer = Buffer::Bytes(18_000);
     let r = run_scenario_detailed(&sc, &opts).unwrap();
     let l = &r.result.link;
-    eprintln!("tiny buffer: drops {} queue delay {:?} max packet {}", l.drops_buffer, l.queue_delay_ms, r.element.max_packet);
-    assert!(r.element.max_packet > 3000, "no super-packets reached the element");
+    eprintln!(
+        "tiny buffer: drops {} queue delay {:?} max packet {}",
+        l.drops_buffer, l.queue_delay_ms, r.element.max_packet
+    );
+    assert!(
+        r.element.max_packet > 3000,
+        "no super-packets reached the element"
+    );
     let full_ms = 18_000.0 * 8.0 / 500e6 * 1e3;
-    assert!(l.queue_delay_ms.p99 <= full_ms * 1.1, "queue delay p99 {} ms > a full buffer's {full_ms} ms", l.queue_delay_ms.p99);
+    assert!(
+        l.queue_delay_ms.p99 <= full_ms * 1.1,
+        "queue delay p99 {} ms > a full buffer's {full_ms} ms",
+        l.queue_delay_ms.p99
+    );
     assert!(l.drops_buffer > 100, "{} drops", l.drops_buffer);
 }
 

@@ -10,7 +10,10 @@ pub struct DelayLine<T> {
 
 impl<T> DelayLine<T> {
     pub fn new(delay: Nanos) -> Self {
-        DelayLine { delay, q: VecDeque::new() }
+        DelayLine {
+            delay,
+            q: VecDeque::new(),
+        }
     }
     pub fn delay(&self) -> Nanos {
         self.delay
@@ -58,7 +61,11 @@ mod tests {
         assert_eq!(d.next_due(), Some(150));
         assert_eq!(d.pop_due(149), None);
         let out: Vec<char> = std::iter::from_fn(|| d.pop_due(150)).collect();
-        assert_eq!(out, vec!['a', 'b', 'c'], "the train leaves together, in order");
+        assert_eq!(
+            out,
+            vec!['a', 'b', 'c'],
+            "the train leaves together, in order"
+        );
         assert_eq!(d.next_due(), Some(300));
     }
 }

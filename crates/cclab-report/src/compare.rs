@@ -80,20 +80,80 @@ pub struct Comparison {
 
 fn flow_metrics(a: &FlowResult, b: &FlowResult) -> Vec<Metric> {
     let mut v = vec![
-        Metric { name: "goodput", kind: Kind::Rate, a: a.goodput_bps, b: b.goodput_bps },
-        Metric { name: "throughput", kind: Kind::Rate, a: a.throughput_bps, b: b.throughput_bps },
-        Metric { name: "bytes delivered", kind: Kind::Bytes, a: a.bytes_delivered as f64, b: b.bytes_delivered as f64 },
-        Metric { name: "retransmits", kind: Kind::Count, a: a.retransmits as f64, b: b.retransmits as f64 },
-        Metric { name: "retrans ratio", kind: Kind::Ratio, a: a.retrans_ratio, b: b.retrans_ratio },
-        Metric { name: "segments sent", kind: Kind::Count, a: a.segments_sent as f64, b: b.segments_sent as f64 },
-        Metric { name: "rto count", kind: Kind::Count, a: a.rto_count as f64, b: b.rto_count as f64 },
-        Metric { name: "rtt min", kind: Kind::Ms, a: a.rtt_ms.min, b: b.rtt_ms.min },
-        Metric { name: "rtt p50", kind: Kind::Ms, a: a.rtt_ms.p50, b: b.rtt_ms.p50 },
-        Metric { name: "rtt p95", kind: Kind::Ms, a: a.rtt_ms.p95, b: b.rtt_ms.p95 },
-        Metric { name: "rtt p99", kind: Kind::Ms, a: a.rtt_ms.p99, b: b.rtt_ms.p99 },
+        Metric {
+            name: "goodput",
+            kind: Kind::Rate,
+            a: a.goodput_bps,
+            b: b.goodput_bps,
+        },
+        Metric {
+            name: "throughput",
+            kind: Kind::Rate,
+            a: a.throughput_bps,
+            b: b.throughput_bps,
+        },
+        Metric {
+            name: "bytes delivered",
+            kind: Kind::Bytes,
+            a: a.bytes_delivered as f64,
+            b: b.bytes_delivered as f64,
+        },
+        Metric {
+            name: "retransmits",
+            kind: Kind::Count,
+            a: a.retransmits as f64,
+            b: b.retransmits as f64,
+        },
+        Metric {
+            name: "retrans ratio",
+            kind: Kind::Ratio,
+            a: a.retrans_ratio,
+            b: b.retrans_ratio,
+        },
+        Metric {
+            name: "segments sent",
+            kind: Kind::Count,
+            a: a.segments_sent as f64,
+            b: b.segments_sent as f64,
+        },
+        Metric {
+            name: "rto count",
+            kind: Kind::Count,
+            a: a.rto_count as f64,
+            b: b.rto_count as f64,
+        },
+        Metric {
+            name: "rtt min",
+            kind: Kind::Ms,
+            a: a.rtt_ms.min,
+            b: b.rtt_ms.min,
+        },
+        Metric {
+            name: "rtt p50",
+            kind: Kind::Ms,
+            a: a.rtt_ms.p50,
+            b: b.rtt_ms.p50,
+        },
+        Metric {
+            name: "rtt p95",
+            kind: Kind::Ms,
+            a: a.rtt_ms.p95,
+            b: b.rtt_ms.p95,
+        },
+        Metric {
+            name: "rtt p99",
+            kind: Kind::Ms,
+            a: a.rtt_ms.p99,
+            b: b.rtt_ms.p99,
+        },
     ];
     if let (Some(x), Some(y)) = (a.fct_s, b.fct_s) {
-        v.push(Metric { name: "fct", kind: Kind::Secs, a: x, b: y });
+        v.push(Metric {
+            name: "fct",
+            kind: Kind::Secs,
+            a: x,
+            b: y,
+        });
     }
     v
 }
@@ -102,17 +162,72 @@ fn run_metrics(a: &RunResult, b: &RunResult) -> Vec<Metric> {
     let (la, lb): (&LinkResult, &LinkResult) = (&a.link, &b.link);
     let total = |r: &RunResult| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
     vec![
-        Metric { name: "total goodput", kind: Kind::Rate, a: total(a), b: total(b) },
-        Metric { name: "link utilization", kind: Kind::Ratio, a: la.utilization, b: lb.utilization },
-        Metric { name: "queue delay p50", kind: Kind::Ms, a: la.queue_delay_ms.p50, b: lb.queue_delay_ms.p50 },
-        Metric { name: "queue delay p95", kind: Kind::Ms, a: la.queue_delay_ms.p95, b: lb.queue_delay_ms.p95 },
-        Metric { name: "queue delay p99", kind: Kind::Ms, a: la.queue_delay_ms.p99, b: lb.queue_delay_ms.p99 },
-        Metric { name: "drops buffer", kind: Kind::Count, a: la.drops_buffer as f64, b: lb.drops_buffer as f64 },
-        Metric { name: "drops random", kind: Kind::Count, a: la.drops_random as f64, b: lb.drops_random as f64 },
-        Metric { name: "drops ack", kind: Kind::Count, a: la.drops_ack as f64, b: lb.drops_ack as f64 },
-        Metric { name: "forwarded packets", kind: Kind::Count, a: la.forwarded_pkts as f64, b: lb.forwarded_pkts as f64 },
-        Metric { name: "jain", kind: Kind::Plain, a: a.jain, b: b.jain },
-        Metric { name: "duration", kind: Kind::Secs, a: a.duration_s, b: b.duration_s },
+        Metric {
+            name: "total goodput",
+            kind: Kind::Rate,
+            a: total(a),
+            b: total(b),
+        },
+        Metric {
+            name: "link utilization",
+            kind: Kind::Ratio,
+            a: la.utilization,
+            b: lb.utilization,
+        },
+        Metric {
+            name: "queue delay p50",
+            kind: Kind::Ms,
+            a: la.queue_delay_ms.p50,
+            b: lb.queue_delay_ms.p50,
+        },
+        Metric {
+            name: "queue delay p95",
+            kind: Kind::Ms,
+            a: la.queue_delay_ms.p95,
+            b: lb.queue_delay_ms.p95,
+        },
+        Metric {
+            name: "queue delay p99",
+            kind: Kind::Ms,
+            a: la.queue_delay_ms.p99,
+            b: lb.queue_delay_ms.p99,
+        },
+        Metric {
+            name: "drops buffer",
+            kind: Kind::Count,
+            a: la.drops_buffer as f64,
+            b: lb.drops_buffer as f64,
+        },
+        Metric {
+            name: "drops random",
+            kind: Kind::Count,
+            a: la.drops_random as f64,
+            b: lb.drops_random as f64,
+        },
+        Metric {
+            name: "drops ack",
+            kind: Kind::Count,
+            a: la.drops_ack as f64,
+            b: lb.drops_ack as f64,
+        },
+        Metric {
+            name: "forwarded packets",
+            kind: Kind::Count,
+            a: la.forwarded_pkts as f64,
+            b: lb.forwarded_pkts as f64,
+        },
+        Metric {
+            name: "jain",
+            kind: Kind::Plain,
+            a: a.jain,
+            b: b.jain,
+        },
+        Metric {
+            name: "duration",
+            kind: Kind::Secs,
+            a: a.duration_s,
+            b: b.duration_s,
+        },
     ]
 }
 
@@ -120,7 +235,10 @@ fn params_label(p: &Map<String, Value>) -> String {
     if p.is_empty() {
         return "(no swept params)".into();
     }
-    p.iter().map(|(k, v)| format!("{k}={}", units::param(k, v))).collect::<Vec<_>>().join(" ")
+    p.iter()
+        .map(|(k, v)| format!("{k}={}", units::param(k, v)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Pair the runs of two sets of documents.
@@ -136,7 +254,10 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
                 continue;
             }
             let found = rb.iter().enumerate().position(|(j, y)| {
-                !used_b[j] && y.0 == x.0 && y.2.params == x.2.params && (pass == 1 || y.2.seed == x.2.seed)
+                !used_b[j]
+                    && y.0 == x.0
+                    && y.2.params == x.2.params
+                    && (pass == 1 || y.2.seed == x.2.seed)
             });
             if let Some(j) = found {
                 used_b[j] = true;
@@ -144,7 +265,15 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
             }
         }
     }
-    let name = |r: &(&str, usize, &RunResult)| format!("{} #{} ({}, seed {})", r.0, r.1 + 1, params_label(&r.2.params), r.2.seed);
+    let name = |r: &(&str, usize, &RunResult)| {
+        format!(
+            "{} #{} ({}, seed {})",
+            r.0,
+            r.1 + 1,
+            params_label(&r.2.params),
+            r.2.seed
+        )
+    };
     let mut c = Comparison {
         a: label_a.to_string(),
         b: label_b.to_string(),
@@ -172,7 +301,12 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
         };
         for fa in &x.2.flows {
             match y.2.flows.iter().find(|f| f.id == fa.id) {
-                Some(fb) => p.flows.push(FlowPair { id: fa.id, cc_a: fa.cc.clone(), cc_b: fb.cc.clone(), metrics: flow_metrics(fa, fb) }),
+                Some(fb) => p.flows.push(FlowPair {
+                    id: fa.id,
+                    cc_a: fa.cc.clone(),
+                    cc_b: fb.cc.clone(),
+                    metrics: flow_metrics(fa, fb),
+                }),
                 None => p.flows_only_a.push(fa.id),
             }
         }
@@ -192,7 +326,14 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
 }
 
 fn flat_docs(docs: &[ResultsDoc]) -> Vec<(&str, usize, &RunResult)> {
-    docs.iter().flat_map(|d| d.runs.iter().enumerate().map(move |(i, r)| (d.scenario.as_str(), i, r))).collect()
+    docs.iter()
+        .flat_map(|d| {
+            d.runs
+                .iter()
+                .enumerate()
+                .map(move |(i, r)| (d.scenario.as_str(), i, r))
+        })
+        .collect()
 }
 
 fn join_backends(d: &[ResultsDoc]) -> String {
@@ -228,27 +369,79 @@ pub fn render_text(c: &Comparison) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "A: {} ({} backend)", c.a, c.backend_a);
     let _ = writeln!(o, "B: {} ({} backend)", c.b, c.backend_b);
-    let _ = writeln!(o, "{} shared run{}; difference = (B - A) / A", c.pairs.len(), if c.pairs.len() == 1 { "" } else { "s" });
+    let _ = writeln!(
+        o,
+        "{} shared run{}; difference = (B - A) / A",
+        c.pairs.len(),
+        if c.pairs.len() == 1 { "" } else { "s" }
+    );
     for p in &c.pairs {
         o.push('\n');
-        let seeds = if p.seed_a == p.seed_b { format!("seed {}", p.seed_a) } else { format!("seed A {} / B {} (matched by params; seeds differ)", p.seed_a, p.seed_b) };
-        let _ = writeln!(o, "{}  {}  {}  (A #{}, B #{})", p.scenario, params_label(&p.params), seeds, p.run_a + 1, p.run_b + 1);
-        let mut rows: Vec<[String; 4]> = vec![["metric".into(), "A".into(), "B".into(), "diff".into()]];
+        let seeds = if p.seed_a == p.seed_b {
+            format!("seed {}", p.seed_a)
+        } else {
+            format!(
+                "seed A {} / B {} (matched by params; seeds differ)",
+                p.seed_a, p.seed_b
+            )
+        };
+        let _ = writeln!(
+            o,
+            "{}  {}  {}  (A #{}, B #{})",
+            p.scenario,
+            params_label(&p.params),
+            seeds,
+            p.run_a + 1,
+            p.run_b + 1
+        );
+        let mut rows: Vec<[String; 4]> =
+            vec![["metric".into(), "A".into(), "B".into(), "diff".into()]];
         for f in &p.flows {
-            let cc = if f.cc_a == f.cc_b { f.cc_a.clone() } else { format!("{} vs {}", f.cc_a, f.cc_b) };
+            let cc = if f.cc_a == f.cc_b {
+                f.cc_a.clone()
+            } else {
+                format!("{} vs {}", f.cc_a, f.cc_b)
+            };
             for m in &f.metrics {
-                rows.push([format!("flow {} {cc} {}", f.id, m.name), fmt(m.kind, m.a), fmt(m.kind, m.b), fmt_diff(m)]);
+                rows.push([
+                    format!("flow {} {cc} {}", f.id, m.name),
+                    fmt(m.kind, m.a),
+                    fmt(m.kind, m.b),
+                    fmt_diff(m),
+                ]);
             }
         }
         for m in &p.run {
-            rows.push([format!("run {}", m.name), fmt(m.kind, m.a), fmt(m.kind, m.b), fmt_diff(m)]);
+            rows.push([
+                format!("run {}", m.name),
+                fmt(m.kind, m.a),
+                fmt(m.kind, m.b),
+                fmt_diff(m),
+            ]);
         }
-        let w: Vec<usize> = (0..4).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+        let w: Vec<usize> = (0..4)
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
         for r in rows {
-            let _ = writeln!(o, "  {:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}", r[0], r[1], r[2], r[3], w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3]);
+            let _ = writeln!(
+                o,
+                "  {:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}",
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                w0 = w[0],
+                w1 = w[1],
+                w2 = w[2],
+                w3 = w[3]
+            );
         }
         if !p.flows_only_a.is_empty() || !p.flows_only_b.is_empty() {
-            let _ = writeln!(o, "  flows only in A: {:?}, only in B: {:?}", p.flows_only_a, p.flows_only_b);
+            let _ = writeln!(
+                o,
+                "  flows only in A: {:?}, only in B: {:?}",
+                p.flows_only_a, p.flows_only_b
+            );
         }
     }
     if !c.only_a.is_empty() {
@@ -269,7 +462,10 @@ pub fn render_text(c: &Comparison) -> String {
 fn metrics_json(ms: &[Metric]) -> Value {
     let mut m = Map::new();
     for x in ms {
-        m.insert(x.name.replace(' ', "_"), json!({"a": x.a, "b": x.b, "diff_pct": x.diff_pct()}));
+        m.insert(
+            x.name.replace(' ', "_"),
+            json!({"a": x.a, "b": x.b, "diff_pct": x.diff_pct()}),
+        );
     }
     Value::Object(m)
 }
@@ -305,7 +501,12 @@ mod tests {
 
     #[test]
     fn diff_percent() {
-        let m = |a, b| Metric { name: "x", kind: Kind::Plain, a, b };
+        let m = |a, b| Metric {
+            name: "x",
+            kind: Kind::Plain,
+            a,
+            b,
+        };
         assert_eq!(m(100.0, 110.0).diff_pct(), Some(10.0));
         assert_eq!(m(0.0, 0.0).diff_pct(), Some(0.0));
         assert_eq!(m(0.0, 1.0).diff_pct(), None);

@@ -22,7 +22,11 @@ fn csv_field(s: &str) -> String {
 
 /// One row per run and flow, with the run's swept params as leading columns.
 pub fn flows_csv(doc: &ResultsDoc) -> String {
-    let keys: Vec<String> = doc.runs.first().map(|r| r.params.keys().cloned().collect()).unwrap_or_default();
+    let keys: Vec<String> = doc
+        .runs
+        .first()
+        .map(|r| r.params.keys().cloned().collect())
+        .unwrap_or_default();
     let mut s = String::from("run,seed");
     for k in &keys {
         s.push(',');

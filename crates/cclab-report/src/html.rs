@@ -28,7 +28,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { title: None, point_budget: 250_000, open_runs: 12 }
+        Options {
+            title: None,
+            point_budget: 250_000,
+            open_runs: 12,
+        }
     }
 }
 
@@ -37,8 +41,15 @@ pub struct Palette {
     ccs: Vec<(String, String)>,
 }
 
-const KNOWN: &[(&str, &str)] = &[("cubic", "#1c64d8"), ("bbr", "#e8590c"), ("reno", "#2b8a3e"), ("newreno", "#2b8a3e")];
-const EXTRA: &[&str] = &["#9c36b5", "#0c8599", "#c2255c", "#5c940d", "#f08c00", "#495057"];
+const KNOWN: &[(&str, &str)] = &[
+    ("cubic", "#1c64d8"),
+    ("bbr", "#e8590c"),
+    ("reno", "#2b8a3e"),
+    ("newreno", "#2b8a3e"),
+];
+const EXTRA: &[&str] = &[
+    "#9c36b5", "#0c8599", "#c2255c", "#5c940d", "#f08c00", "#495057",
+];
 const NEUTRAL: &str = "#495057";
 
 impl Palette {
@@ -49,20 +60,30 @@ impl Palette {
             if p.ccs.iter().any(|(c, _)| c == cc) {
                 continue;
             }
-            let col = KNOWN.iter().find(|(k, _)| *k == cc).map(|(_, c)| c.to_string()).unwrap_or_else(|| {
-                extra += 1;
-                EXTRA[(extra - 1) % EXTRA.len()].to_string()
-            });
+            let col = KNOWN
+                .iter()
+                .find(|(k, _)| *k == cc)
+                .map(|(_, c)| c.to_string())
+                .unwrap_or_else(|| {
+                    extra += 1;
+                    EXTRA[(extra - 1) % EXTRA.len()].to_string()
+                });
             p.ccs.push((cc.to_string(), col));
         }
         p
     }
     pub fn color(&self, cc: &str) -> String {
-        self.ccs.iter().find(|(c, _)| c == cc).map(|(_, c)| c.clone()).unwrap_or_else(|| NEUTRAL.into())
+        self.ccs
+            .iter()
+            .find(|(c, _)| c == cc)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_else(|| NEUTRAL.into())
     }
     /// The `k`-th shade of a controller's colour (flows of one controller in one run).
     pub fn shade(&self, cc: &str, k: usize) -> String {
-        const F: &[f64] = &[0.0, 0.4, -0.3, 0.62, -0.45, 0.22, -0.15, 0.52, -0.38, 0.72, 0.1, -0.22];
+        const F: &[f64] = &[
+            0.0, 0.4, -0.3, 0.62, -0.45, 0.22, -0.15, 0.52, -0.38, 0.72, 0.1, -0.22,
+        ];
         mix(&self.color(cc), F[k % F.len()])
     }
 }
@@ -72,7 +93,11 @@ fn mix(hex: &str, f: f64) -> String {
     let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
     let ch = |s: u32| -> u8 {
         let c = ((v >> s) & 0xff) as f64;
-        let r = if f >= 0.0 { c + (255.0 - c) * f } else { c * (1.0 + f) };
+        let r = if f >= 0.0 {
+            c + (255.0 - c) * f
+        } else {
+            c * (1.0 + f)
+        };
         r.round().clamp(0.0, 255.0) as u8
     };
     format!("#{:02x}{:02x}{:02x}", ch(16), ch(8), ch(0))
@@ -117,12 +142,21 @@ fn ccs_of(run: &RunResult) -> Vec<String> {
 
 /// Sum of the goodputs of a run's flows running `cc`.
 fn goodput_of(run: &RunResult, cc: &str) -> f64 {
-    run.flows.iter().filter(|f| f.cc == cc).map(|f| f.goodput_bps).sum()
+    run.flows
+        .iter()
+        .filter(|f| f.cc == cc)
+        .map(|f| f.goodput_bps)
+        .sum()
 }
 
 /// Mean FCT of a run's completed flows running `cc`.
 fn fct_of(run: &RunResult, cc: &str) -> Option<f64> {
-    let v: Vec<f64> = run.flows.iter().filter(|f| f.cc == cc).filter_map(|f| f.fct_s).collect();
+    let v: Vec<f64> = run
+        .flows
+        .iter()
+        .filter(|f| f.cc == cc)
+        .filter_map(|f| f.fct_s)
+        .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
@@ -138,7 +172,12 @@ fn reference_for(run: &RunResult, cc: &str) -> Option<f64> {
 }
 
 fn reference_text(run: &RunResult, bps: f64) -> String {
-    let unit = run.reference.as_ref().and_then(|r| r.get("unit")).and_then(Value::as_str).unwrap_or("Mbit/s");
+    let unit = run
+        .reference
+        .as_ref()
+        .and_then(|r| r.get("unit"))
+        .and_then(Value::as_str)
+        .unwrap_or("Mbit/s");
     let own = units::rate_in(bps, unit);
     if own.ends_with("bit/s") {
         own
@@ -199,7 +238,12 @@ impl Page {
 
 /// Render the report page for one or more results documents.
 pub fn render(sources: &[Source], opts: &Options) -> String {
-    let pal = Palette::new(sources.iter().flat_map(|s| s.doc.runs.iter().flat_map(|r| r.flows.iter().map(|f| f.cc.as_str()))));
+    let pal = Palette::new(sources.iter().flat_map(|s| {
+        s.doc
+            .runs
+            .iter()
+            .flat_map(|r| r.flows.iter().map(|f| f.cc.as_str()))
+    }));
     // Points per time-series line.
     let nlines: usize = sources
         .iter()
@@ -208,21 +252,36 @@ pub fn render(sources: &[Source], opts: &Options) -> String {
         .map(|r| r.flows.len() * 4 + 1)
         .sum();
     let per_line = (opts.point_budget / nlines.max(1)).clamp(150, 1000);
-    let mut page = Page { body: String::new(), nplot: 0 };
+    let mut page = Page {
+        body: String::new(),
+        nplot: 0,
+    };
     let names: Vec<String> = sources.iter().map(|s| s.doc.scenario.clone()).collect();
-    let title = opts.title.clone().unwrap_or_else(|| format!("cclab report: {}", names.join(", ")));
+    let title = opts
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("cclab report: {}", names.join(", ")));
     let multi = sources.len() > 1;
     if multi {
         page.body.push_str("<nav><strong>Contents</strong><ol>");
         for (i, s) in sources.iter().enumerate() {
-            let _ = write!(page.body, "<li><a href=\"#doc{i}\">{}</a> <span class=\"badge\">{}</span>{}</li>", esc(&s.doc.scenario), esc(&s.doc.backend), origin_note(s));
+            let _ = write!(
+                page.body,
+                "<li><a href=\"#doc{i}\">{}</a> <span class=\"badge\">{}</span>{}</li>",
+                esc(&s.doc.scenario),
+                esc(&s.doc.backend),
+                origin_note(s)
+            );
         }
         page.body.push_str("</ol></nav>");
     }
     for (di, s) in sources.iter().enumerate() {
         doc_section(&mut page, di, s, &pal, per_line, opts);
     }
-    let version = sources.first().map(|s| s.doc.cclab.clone()).unwrap_or_default();
+    let version = sources
+        .first()
+        .map(|s| s.doc.cclab.clone())
+        .unwrap_or_default();
     let mut html = String::with_capacity(page.body.len() + 8000);
     let _ = write!(
         html,
@@ -238,10 +297,25 @@ pub fn render(sources: &[Source], opts: &Options) -> String {
 }
 
 fn origin_note(s: &Source) -> String {
-    s.origin.as_ref().map(|o| format!(" <span class=\"muted\">{}</span>", esc(&o.display().to_string()))).unwrap_or_default()
+    s.origin
+        .as_ref()
+        .map(|o| {
+            format!(
+                " <span class=\"muted\">{}</span>",
+                esc(&o.display().to_string())
+            )
+        })
+        .unwrap_or_default()
 }
 
-fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: usize, opts: &Options) {
+fn doc_section(
+    page: &mut Page,
+    di: usize,
+    s: &Source,
+    pal: &Palette,
+    per_line: usize,
+    opts: &Options,
+) {
     let doc = &s.doc;
     let _ = write!(
         page.body,
@@ -257,7 +331,10 @@ fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: 
         facts.push(format!("scenario <code>{}</code>", esc(f)));
     }
     if let Some(o) = &s.origin {
-        facts.push(format!("results <code>{}</code>", esc(&o.display().to_string())));
+        facts.push(format!(
+            "results <code>{}</code>",
+            esc(&o.display().to_string())
+        ));
     }
     let seeds: Vec<u64> = {
         let mut v: Vec<u64> = doc.runs.iter().map(|r| r.seed).collect();
@@ -266,8 +343,22 @@ fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: 
         v
     };
     facts.push(format!("{} runs", doc.runs.len()));
-    facts.push(format!("seed{} {}", if seeds.len() == 1 { "" } else { "s" }, seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")));
-    if let Some(src) = doc.runs.iter().find_map(|r| r.reference.as_ref()?.get("source")?.as_str().map(String::from)) {
+    facts.push(format!(
+        "seed{} {}",
+        if seeds.len() == 1 { "" } else { "s" },
+        seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    if let Some(src) = doc.runs.iter().find_map(|r| {
+        r.reference
+            .as_ref()?
+            .get("source")?
+            .as_str()
+            .map(String::from)
+    }) {
         facts.push(format!("published figures: {}", esc(&src)));
     }
     let _ = write!(page.body, "<p class=\"facts\">{}</p>", facts.join(" · "));
@@ -291,7 +382,17 @@ fn doc_section(page: &mut Page, di: usize, s: &Source, pal: &Palette, per_line: 
     // Runs.
     page.body.push_str("<h3>Runs over time</h3>");
     for (ri, run) in doc.runs.iter().enumerate() {
-        run_section(page, di, ri, doc, run, pal, per_line, ri < opts.open_runs, &name);
+        run_section(
+            page,
+            di,
+            ri,
+            doc,
+            run,
+            pal,
+            per_line,
+            ri < opts.open_runs,
+            &name,
+        );
     }
     page.body.push_str("</section>");
 }
@@ -311,7 +412,11 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
             .map(|(k, v)| format!("{} {}", key_name(k), units::param(k, v)))
             .collect::<Vec<_>>()
             .join("\n");
-        let label = if label.is_empty() { doc.scenario.clone() } else { label };
+        let label = if label.is_empty() {
+            doc.scenario.clone()
+        } else {
+            label
+        };
         let g = match group_keys.iter().position(|k| *k == label) {
             Some(g) => g,
             None => {
@@ -321,12 +426,24 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
             }
         };
         for cc in ccs_of(first) {
-            let vals: Vec<f64> = runs.iter().map(|&i| goodput_of(&doc.runs[i], &cc)).collect();
+            let vals: Vec<f64> = runs
+                .iter()
+                .map(|&i| goodput_of(&doc.runs[i], &cc))
+                .collect();
             let (lo, hi, mean) = min_max_mean(&vals);
             let refv = reference_for(first, &cc);
-            let mut tip = format!("{} · {cc}: {}", label.replace('\n', " · "), units::rate(mean));
+            let mut tip = format!(
+                "{} · {cc}: {}",
+                label.replace('\n', " · "),
+                units::rate(mean)
+            );
             if vals.len() > 1 {
-                tip.push_str(&format!(" (mean of {} seeds, {} – {})", vals.len(), units::rate(lo), units::rate(hi)));
+                tip.push_str(&format!(
+                    " (mean of {} seeds, {} – {})",
+                    vals.len(),
+                    units::rate(lo),
+                    units::rate(hi)
+                ));
             }
             if let Some(r) = refv {
                 tip.push_str(&format!(" · published {}", reference_text(first, r)));
@@ -347,7 +464,11 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
     let title = format!(
         "{}: goodput per run{}{}",
         doc.scenario,
-        if multi_flow { " (sum over each controller's flows)" } else { "" },
+        if multi_flow {
+            " (sum over each controller's flows)"
+        } else {
+            ""
+        },
         if has_ref { " vs published" } else { "" }
     );
     let c = BarChart {
@@ -361,7 +482,15 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
     };
     // Up to 10 bars fit beside the other charts; more get the full width.
     let wide = c.bars.len() > 10;
-    let c = BarChart { width: if wide { (140.0 + 90.0 * c.bars.len() as f64).min(1300.0) } else { 640.0 }, height: if wide { 360.0 } else { 300.0 }, ..c };
+    let c = BarChart {
+        width: if wide {
+            (140.0 + 90.0 * c.bars.len() as f64).min(1300.0)
+        } else {
+            640.0
+        },
+        height: if wide { 360.0 } else { 300.0 },
+        ..c
+    };
     (plot::bar_chart(&c, id), wide)
 }
 
@@ -371,7 +500,11 @@ fn seeds_table(out: &mut String, doc: &ResultsDoc) {
     if !groups.iter().any(|g| g.len() > 1) {
         return;
     }
-    let keys: Vec<String> = doc.runs.first().map(|r| r.params.keys().cloned().collect()).unwrap_or_default();
+    let keys: Vec<String> = doc
+        .runs
+        .first()
+        .map(|r| r.params.keys().cloned().collect())
+        .unwrap_or_default();
     out.push_str("<h3>Median over seeds [min-max]</h3><div class=\"tablewrap\"><table class=\"summary seeds\"><thead><tr><th>#</th>");
     for k in &keys {
         let _ = write!(out, "<th>{}</th>", esc(&key_name(k)));
@@ -380,11 +513,32 @@ fn seeds_table(out: &mut String, doc: &ResultsDoc) {
     for (i, g) in groups.iter().enumerate() {
         let run = g[0];
         for (j, f) in run.flows.iter().enumerate() {
-            let col = |pick: &dyn Fn(&cclab_results::FlowResult) -> f64| -> Vec<f64> { g.iter().map(|r| pick(&r.flows[j])).collect() };
-            out.push_str(if j == 0 { "<tr class=\"runstart\">" } else { "<tr>" });
-            let _ = write!(out, "<td>{}</td>", if j == 0 { (i + 1).to_string() } else { String::new() });
+            let col = |pick: &dyn Fn(&cclab_results::FlowResult) -> f64| -> Vec<f64> {
+                g.iter().map(|r| pick(&r.flows[j])).collect()
+            };
+            out.push_str(if j == 0 {
+                "<tr class=\"runstart\">"
+            } else {
+                "<tr>"
+            });
+            let _ = write!(
+                out,
+                "<td>{}</td>",
+                if j == 0 {
+                    (i + 1).to_string()
+                } else {
+                    String::new()
+                }
+            );
             for k in &keys {
-                let v = if j == 0 { run.params.get(k).map(|v| units::param(k, v)).unwrap_or_default() } else { String::new() };
+                let v = if j == 0 {
+                    run.params
+                        .get(k)
+                        .map(|v| units::param(k, v))
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                };
                 let _ = write!(out, "<td>{}</td>", esc(&v));
             }
             let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
@@ -407,10 +561,21 @@ fn seeds_table(out: &mut String, doc: &ResultsDoc) {
 
 fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     // Controllers show in the flow rows' cc column.
-    let keys: Vec<String> =
-        doc.runs.first().map(|r| r.params.keys().filter(|k| !is_cc_key(k)).cloned().collect()).unwrap_or_default();
-    let has_ref = doc.runs.iter().any(|r| r.reference.as_ref().is_some_and(|v| v.get("goodput_bps").is_some()));
-    let has_fct = doc.runs.iter().any(|r| r.flows.iter().any(|f| f.size_bytes.is_some() || f.fct_s.is_some()));
+    let keys: Vec<String> = doc
+        .runs
+        .first()
+        .map(|r| r.params.keys().filter(|k| !is_cc_key(k)).cloned().collect())
+        .unwrap_or_default();
+    let has_ref = doc.runs.iter().any(|r| {
+        r.reference
+            .as_ref()
+            .is_some_and(|v| v.get("goodput_bps").is_some())
+    });
+    let has_fct = doc.runs.iter().any(|r| {
+        r.flows
+            .iter()
+            .any(|f| f.size_bytes.is_some() || f.fct_s.is_some())
+    });
     let multi_seed = doc.runs.iter().any(|r| r.seed != doc.runs[0].seed);
     out.push_str("<div class=\"tablewrap\"><table class=\"summary\"><thead><tr><th>#</th>");
     for k in &keys {
@@ -432,18 +597,30 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
         let n = run.flows.len().max(1);
         for (j, f) in run.flows.iter().enumerate() {
             let first = j == 0;
-            out.push_str(if first { "<tr class=\"runstart\">" } else { "<tr>" });
+            out.push_str(if first {
+                "<tr class=\"runstart\">"
+            } else {
+                "<tr>"
+            });
             if first {
                 let _ = write!(out, "<td rowspan=\"{n}\">{}</td>", ri + 1);
                 for k in &keys {
-                    let v = run.params.get(k).map(|v| units::param(k, v)).unwrap_or_default();
+                    let v = run
+                        .params
+                        .get(k)
+                        .map(|v| units::param(k, v))
+                        .unwrap_or_default();
                     let _ = write!(out, "<td rowspan=\"{n}\">{}</td>", esc(&v));
                 }
                 if multi_seed {
                     let _ = write!(out, "<td rowspan=\"{n}\">{}</td>", run.seed);
                 }
             }
-            let frac = if run.link.rate_bps > 0.0 { (f.goodput_bps / run.link.rate_bps).clamp(0.0, 1.0) } else { 0.0 };
+            let frac = if run.link.rate_bps > 0.0 {
+                (f.goodput_bps / run.link.rate_bps).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
             let col = pal.color(&f.cc);
             let _ = write!(
                 out,
@@ -456,19 +633,34 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 units::rate(f.goodput_bps)
             );
             if has_ref {
-                let r = reference_for(run, &f.cc).filter(|_| run.flows.iter().filter(|g| g.cc == f.cc).count() == 1);
+                let r = reference_for(run, &f.cc)
+                    .filter(|_| run.flows.iter().filter(|g| g.cc == f.cc).count() == 1);
                 match r {
                     Some(r) => {
                         let ratio = f.goodput_bps / r;
-                        let cls = if (0.67..=1.5).contains(&ratio) { "ok" } else { "off" };
+                        let cls = if (0.67..=1.5).contains(&ratio) {
+                            "ok"
+                        } else {
+                            "off"
+                        };
                         let own = reference_text(run, r);
                         let cell = match own.split_once(" (") {
-                            Some((bits, rest)) => format!("{} <span class=\"muted\">{}</span>", esc(bits), esc(rest.trim_end_matches(')'))),
+                            Some((bits, rest)) => format!(
+                                "{} <span class=\"muted\">{}</span>",
+                                esc(bits),
+                                esc(rest.trim_end_matches(')'))
+                            ),
                             None => esc(&own),
                         };
-                        let _ = write!(out, "<td class=\"n\">{cell}</td><td class=\"n {cls}\">×{:.2}</td>", ratio);
+                        let _ = write!(
+                            out,
+                            "<td class=\"n\">{cell}</td><td class=\"n {cls}\">×{:.2}</td>",
+                            ratio
+                        );
                     }
-                    None => out.push_str("<td class=\"n muted\">–</td><td class=\"n muted\">–</td>"),
+                    None => {
+                        out.push_str("<td class=\"n muted\">–</td><td class=\"n muted\">–</td>")
+                    }
                 }
             }
             let _ = write!(
@@ -481,7 +673,11 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 units::ms(f.rtt_ms.p99)
             );
             if has_fct {
-                let _ = write!(out, "<td class=\"n\">{}</td>", f.fct_s.map(units::secs).unwrap_or_else(|| "–".into()));
+                let _ = write!(
+                    out,
+                    "<td class=\"n\">{}</td>",
+                    f.fct_s.map(units::secs).unwrap_or_else(|| "–".into())
+                );
             }
             if first {
                 let l = &run.link;
@@ -508,7 +704,8 @@ fn param_axis(key: &str, vals: &[f64]) -> Axis {
     let span = if pos.is_empty() {
         1.0
     } else {
-        pos.iter().copied().fold(f64::NEG_INFINITY, f64::max) / pos.iter().copied().fold(f64::INFINITY, f64::min)
+        pos.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            / pos.iter().copied().fold(f64::INFINITY, f64::min)
     };
     match leaf {
         "loss" | "ack_loss" => Axis::new(&name, Unit::Loss).log(),
@@ -548,9 +745,16 @@ type XPoint = (f64, Vec<f64>, Option<f64>);
 fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
     let keys: Vec<String> = doc.runs[0].params.keys().cloned().collect();
     let mut out = Vec::new();
-    let has_fct = doc.runs.iter().any(|r| r.flows.iter().any(|f| f.fct_s.is_some()));
+    let has_fct = doc
+        .runs
+        .iter()
+        .any(|r| r.flows.iter().any(|f| f.fct_s.is_some()));
     for x in &keys {
-        let xs: Vec<f64> = doc.runs.iter().filter_map(|r| r.params.get(x).and_then(Value::as_f64)).collect();
+        let xs: Vec<f64> = doc
+            .runs
+            .iter()
+            .filter_map(|r| r.params.get(x).and_then(Value::as_f64))
+            .collect();
         if xs.len() != doc.runs.len() {
             continue; // not numeric in every run
         }
@@ -566,15 +770,24 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
         }
         for (what, ylabel, yunit) in metrics {
             // Lines: (cc, other params) -> x -> values over seeds (+ reference).
-            let mut lines: BTreeMap<(usize, String), (String, BTreeMap<u64, XPoint>)> = BTreeMap::new();
+            let mut lines: BTreeMap<(usize, String), (String, BTreeMap<u64, XPoint>)> =
+                BTreeMap::new();
             let mut order: Vec<String> = Vec::new();
             for r in &doc.runs {
                 let xv = r.params[x].as_f64().unwrap_or(0.0);
                 let other = params_label(r, &|k: &str| k == x || is_cc_key(k));
                 for cc in ccs_of(r) {
-                    let y = if what == "fct" { fct_of(r, &cc) } else { Some(goodput_of(r, &cc)) };
+                    let y = if what == "fct" {
+                        fct_of(r, &cc)
+                    } else {
+                        Some(goodput_of(r, &cc))
+                    };
                     let Some(y) = y else { continue };
-                    let name = if other.is_empty() { cc.clone() } else { format!("{cc} · {other}") };
+                    let name = if other.is_empty() {
+                        cc.clone()
+                    } else {
+                        format!("{cc} · {other}")
+                    };
                     let oi = match order.iter().position(|o| *o == name) {
                         Some(i) => i,
                         None => {
@@ -582,7 +795,9 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                             order.len() - 1
                         }
                     };
-                    let e = lines.entry((oi, name)).or_insert_with(|| (cc.clone(), BTreeMap::new()));
+                    let e = lines
+                        .entry((oi, name))
+                        .or_insert_with(|| (cc.clone(), BTreeMap::new()));
                     let slot = e.1.entry(xv.to_bits()).or_insert((xv, Vec::new(), None));
                     slot.1.push(y);
                     if what == "goodput" && slot.2.is_none() {
@@ -596,7 +811,11 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
             let xaxis = param_axis(x, &distinct);
             let mut yaxis = Axis::new(ylabel, yunit);
             if what == "fct" {
-                let ys: Vec<f64> = lines.values().flat_map(|l| l.1.values().flat_map(|s| s.1.iter().copied())).filter(|v| *v > 0.0).collect();
+                let ys: Vec<f64> = lines
+                    .values()
+                    .flat_map(|l| l.1.values().flat_map(|s| s.1.iter().copied()))
+                    .filter(|v| *v > 0.0)
+                    .collect();
                 let (lo, hi, _) = min_max_mean(&ys);
                 if hi / lo > 20.0 {
                     yaxis = yaxis.log();
@@ -620,11 +839,21 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                 for (xv, ys, r) in &pts {
                     let (lo, hi, mean) = min_max_mean(ys);
                     l.points.push((*xv, mean));
-                    let mut tip = format!("{name}, {} {}: {}", key_name(x), units::param(x, &Value::from(*xv)), fmt_metric(what, mean));
+                    let mut tip = format!(
+                        "{name}, {} {}: {}",
+                        key_name(x),
+                        units::param(x, &Value::from(*xv)),
+                        fmt_metric(what, mean)
+                    );
                     if ys.len() > 1 {
                         any_spread = true;
                         l.band.push((*xv, lo, hi));
-                        tip.push_str(&format!(" (mean of {}; {} – {})", ys.len(), fmt_metric(what, lo), fmt_metric(what, hi)));
+                        tip.push_str(&format!(
+                            " (mean of {}; {} – {})",
+                            ys.len(),
+                            fmt_metric(what, lo),
+                            fmt_metric(what, hi)
+                        ));
                     }
                     l.tips.push(tip);
                     if let Some(r) = r {
@@ -638,15 +867,36 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                     rl.line = false;
                     rl.marker = Marker::Diamond;
                     rl.legend = false;
-                    rl.tips = rl.points.iter().map(|(xv, r)| format!("{name}, {} {}: published {}", key_name(x), units::param(x, &Value::from(*xv)), units::rate(*r))).collect();
+                    rl.tips = rl
+                        .points
+                        .iter()
+                        .map(|(xv, r)| {
+                            format!(
+                                "{name}, {} {}: published {}",
+                                key_name(x),
+                                units::param(x, &Value::from(*xv)),
+                                units::rate(*r)
+                            )
+                        })
+                        .collect();
                     c.lines.push(rl);
                 }
             }
             if any_ref {
-                c.notes.push(("published figure".into(), NEUTRAL.into(), Marker::Diamond, false));
+                c.notes.push((
+                    "published figure".into(),
+                    NEUTRAL.into(),
+                    Marker::Diamond,
+                    false,
+                ));
             }
             if any_spread {
-                c.notes.push(("band: min–max over seeds".into(), "#adb5bd".into(), Marker::None, false));
+                c.notes.push((
+                    "band: min–max over seeds".into(),
+                    "#adb5bd".into(),
+                    Marker::None,
+                    false,
+                ));
             }
             out.push((format!("{what}-vs-{}", slug(&key_name(x))), c));
         }
@@ -663,7 +913,17 @@ fn fmt_metric(what: &str, v: f64) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run_section(page: &mut Page, _di: usize, ri: usize, doc: &ResultsDoc, run: &RunResult, pal: &Palette, per_line: usize, open: bool, name: &str) {
+fn run_section(
+    page: &mut Page,
+    _di: usize,
+    ri: usize,
+    doc: &ResultsDoc,
+    run: &RunResult,
+    pal: &Palette,
+    per_line: usize,
+    open: bool,
+    name: &str,
+) {
     let label = params_label(run, &|_| false);
     let multi_seed = doc.runs.iter().any(|r| r.seed != run.seed);
     let mut head = format!("#{}", ri + 1);
@@ -673,7 +933,10 @@ fn run_section(page: &mut Page, _di: usize, ri: usize, doc: &ResultsDoc, run: &R
     if multi_seed {
         head.push_str(&format!(" · seed {}", run.seed));
     }
-    let gp: Vec<String> = ccs_of(run).iter().map(|cc| format!("{cc} {}", units::rate(goodput_of(run, cc)))).collect();
+    let gp: Vec<String> = ccs_of(run)
+        .iter()
+        .map(|cc| format!("{cc} {}", units::rate(goodput_of(run, cc))))
+        .collect();
     let _ = write!(
         page.body,
         "<details class=\"run\"{}><summary><strong>{}</strong> <span class=\"muted\">— {}; link {} used, queue p99 {}</span></summary>",
@@ -687,7 +950,11 @@ fn run_section(page: &mut Page, _di: usize, ri: usize, doc: &ResultsDoc, run: &R
         page.body.push_str("<p class=\"muted\">No time series for this run (results.json without series/run-N.csv).</p></details>");
         return;
     };
-    let dur = if run.duration_s > 0.0 { run.duration_s } else { ts.t_s.last().copied().unwrap_or(1.0) };
+    let dur = if run.duration_s > 0.0 {
+        run.duration_s
+    } else {
+        ts.t_s.last().copied().unwrap_or(1.0)
+    };
     let many = ts.flows.len() > 8;
     let mut shade_k: BTreeMap<&str, usize> = BTreeMap::new();
     let colors: Vec<String> = ts
@@ -704,15 +971,28 @@ fn run_section(page: &mut Page, _di: usize, ri: usize, doc: &ResultsDoc, run: &R
         let mut v = Vec::new();
         for cc in ccs_of(run) {
             let n = ts.flows.iter().filter(|f| f.cc == cc).count();
-            v.push((format!("{cc} ({n} flow{})", if n == 1 { "" } else { "s" }), pal.color(&cc), Marker::None, false));
+            v.push((
+                format!("{cc} ({n} flow{})", if n == 1 { "" } else { "s" }),
+                pal.color(&cc),
+                Marker::None,
+                false,
+            ));
         }
         v
     };
     let time = || Axis::new("time", Unit::Secs).range(0.0, dur);
-    let mk = |title: &str, yl: &str, unit: Unit, get: &dyn Fn(&cclab_results::FlowSeries) -> &Vec<f64>| -> LineChart {
+    let mk = |title: &str,
+              yl: &str,
+              unit: Unit,
+              get: &dyn Fn(&cclab_results::FlowSeries) -> &Vec<f64>|
+     -> LineChart {
         let mut c = LineChart::new(title, time(), Axis::new(yl, unit));
         for (f, col) in ts.flows.iter().zip(&colors) {
-            let mut l = Line::new(&flow_name(f), col, plot::downsample(&ts.t_s, get(f), per_line));
+            let mut l = Line::new(
+                &flow_name(f),
+                col,
+                plot::downsample(&ts.t_s, get(f), per_line),
+            );
             l.legend = !many;
             if ts.flows.len() > 3 {
                 l.width = 1.2;
@@ -726,31 +1006,82 @@ fn run_section(page: &mut Page, _di: usize, ri: usize, doc: &ResultsDoc, run: &R
     };
     let t = format!("#{} ", ri + 1);
     let mut charts: Vec<(&str, LineChart)> = Vec::new();
-    charts.push(("goodput", mk(&format!("{t}goodput per flow"), "goodput", Unit::Rate, &|f| &f.goodput_bps)));
+    charts.push((
+        "goodput",
+        mk(
+            &format!("{t}goodput per flow"),
+            "goodput",
+            Unit::Rate,
+            &|f| &f.goodput_bps,
+        ),
+    ));
     // cwnd solid, inflight dashed.
-    let mut cw = mk(&format!("{t}congestion window (solid) and packets in flight (dashed)"), "packets", Unit::Plain, &|f| &f.cwnd_pkts);
+    let mut cw = mk(
+        &format!("{t}congestion window (solid) and packets in flight (dashed)"),
+        "packets",
+        Unit::Plain,
+        &|f| &f.cwnd_pkts,
+    );
     for (f, col) in ts.flows.iter().zip(&colors) {
-        let mut l = Line::new(&format!("{} inflight", flow_name(f)), col, plot::downsample(&ts.t_s, &f.inflight_pkts, per_line));
+        let mut l = Line::new(
+            &format!("{} inflight", flow_name(f)),
+            col,
+            plot::downsample(&ts.t_s, &f.inflight_pkts, per_line),
+        );
         l.dashed = true;
         l.width = 1.2;
         l.legend = false;
         cw.lines.push(l);
     }
-    cw.notes.push(("cwnd".into(), NEUTRAL.into(), Marker::None, false));
-    cw.notes.push(("inflight".into(), NEUTRAL.into(), Marker::None, true));
+    cw.notes
+        .push(("cwnd".into(), NEUTRAL.into(), Marker::None, false));
+    cw.notes
+        .push(("inflight".into(), NEUTRAL.into(), Marker::None, true));
     charts.push(("cwnd", cw));
-    charts.push(("rtt", mk(&format!("{t}smoothed RTT (srtt)"), "srtt", Unit::Ms, &|f| &f.srtt_ms)));
+    charts.push((
+        "rtt",
+        mk(&format!("{t}smoothed RTT (srtt)"), "srtt", Unit::Ms, &|f| {
+            &f.srtt_ms
+        }),
+    ));
     // Queue: backlog converted to delay at the link rate, bytes on the right axis.
     let rate = run.link.rate_bps;
     let mut q = if rate > 0.0 {
-        let delay: Vec<f64> = ts.link_queue_bytes.iter().map(|b| b * 8.0 / rate * 1e3).collect();
-        let mut c = LineChart::new(&format!("{t}bottleneck queue (backlog ÷ link rate {})", units::rate(rate)), time(), Axis::new("queue delay", Unit::Ms));
-        c.lines.push(Line::new("queue", NEUTRAL, plot::downsample(&ts.t_s, &delay, per_line)));
-        c.y2 = Some(RightAxis { label: "backlog".into(), unit: Unit::Bytes, factor: rate / 8.0 / 1e3 });
+        let delay: Vec<f64> = ts
+            .link_queue_bytes
+            .iter()
+            .map(|b| b * 8.0 / rate * 1e3)
+            .collect();
+        let mut c = LineChart::new(
+            &format!(
+                "{t}bottleneck queue (backlog ÷ link rate {})",
+                units::rate(rate)
+            ),
+            time(),
+            Axis::new("queue delay", Unit::Ms),
+        );
+        c.lines.push(Line::new(
+            "queue",
+            NEUTRAL,
+            plot::downsample(&ts.t_s, &delay, per_line),
+        ));
+        c.y2 = Some(RightAxis {
+            label: "backlog".into(),
+            unit: Unit::Bytes,
+            factor: rate / 8.0 / 1e3,
+        });
         c
     } else {
-        let mut c = LineChart::new(&format!("{t}bottleneck queue"), time(), Axis::new("backlog", Unit::Bytes));
-        c.lines.push(Line::new("queue", NEUTRAL, plot::downsample(&ts.t_s, &ts.link_queue_bytes, per_line)));
+        let mut c = LineChart::new(
+            &format!("{t}bottleneck queue"),
+            time(),
+            Axis::new("backlog", Unit::Bytes),
+        );
+        c.lines.push(Line::new(
+            "queue",
+            NEUTRAL,
+            plot::downsample(&ts.t_s, &ts.link_queue_bytes, per_line),
+        ));
         c
     };
     q.lines[0].legend = false;

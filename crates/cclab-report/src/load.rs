@@ -24,7 +24,12 @@ pub struct Source {
 
 impl Source {
     pub fn new(doc: ResultsDoc) -> Source {
-        Source { doc, origin: None, description: None, file: None }
+        Source {
+            doc,
+            origin: None,
+            description: None,
+            file: None,
+        }
     }
 }
 
@@ -63,14 +68,17 @@ pub fn load(path: &Path) -> Result<Vec<Source>, String> {
 }
 
 fn load_file(file: &Path, dir: &Path) -> Result<Vec<Source>, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
     let (docs, single) = match v {
         Value::Array(a) => (a, false),
         other => (vec![other], true),
     };
-    let meta: Option<Value> =
-        std::fs::read_to_string(dir.join("meta.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let meta: Option<Value> = std::fs::read_to_string(dir.join("meta.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
     let mut out = Vec::new();
     for d in docs {
         let mut doc: ResultsDoc = serde_json::from_value(d)
@@ -80,16 +88,31 @@ fn load_file(file: &Path, dir: &Path) -> Result<Vec<Source>, String> {
                 if r.series.is_none() {
                     let p = dir.join("series").join(format!("run-{}.csv", i + 1));
                     if let Ok(t) = std::fs::read_to_string(&p) {
-                        r.series = Some(series_from_csv(&t).map_err(|e| format!("{}: {e}", p.display()))?);
+                        r.series =
+                            Some(series_from_csv(&t).map_err(|e| format!("{}: {e}", p.display()))?);
                     }
                 }
             }
         }
-        let m = meta.as_ref().filter(|m| m.get("scenario").and_then(Value::as_str).is_none_or(|s| s == doc.scenario));
+        let m = meta.as_ref().filter(|m| {
+            m.get("scenario")
+                .and_then(Value::as_str)
+                .is_none_or(|s| s == doc.scenario)
+        });
         out.push(Source {
-            origin: Some(if single { dir.to_path_buf() } else { file.to_path_buf() }),
-            description: m.and_then(|m| m.get("description")).and_then(Value::as_str).map(String::from),
-            file: m.and_then(|m| m.get("file")).and_then(Value::as_str).map(String::from),
+            origin: Some(if single {
+                dir.to_path_buf()
+            } else {
+                file.to_path_buf()
+            }),
+            description: m
+                .and_then(|m| m.get("description"))
+                .and_then(Value::as_str)
+                .map(String::from),
+            file: m
+                .and_then(|m| m.get("file"))
+                .and_then(Value::as_str)
+                .map(String::from),
             doc,
         });
     }
@@ -111,22 +134,47 @@ pub fn meta_json(scenario: &str, file: &str, description: Option<&str>) -> Strin
 /// added columns are fine).
 pub fn series_from_csv(text: &str) -> Result<TimeSeries, String> {
     let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().ok_or("empty series file")?.split(',').collect();
+    let header: Vec<&str> = lines
+        .next()
+        .ok_or("empty series file")?
+        .split(',')
+        .collect();
     let col = |name: &str| header.iter().position(|h| *h == name);
     let need = |name: &str| col(name).ok_or_else(|| format!("series CSV has no column {name}"));
     let (ct, cf, ccc) = (need("t_s")?, need("flow")?, need("cc")?);
-    let num_cols = ["goodput_bps", "cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "srtt_ms", "delivery_rate_bps"].map(col);
+    let num_cols = [
+        "goodput_bps",
+        "cwnd_pkts",
+        "inflight_pkts",
+        "pacing_rate_bps",
+        "srtt_ms",
+        "delivery_rate_bps",
+    ]
+    .map(col);
     let cq = col("link_queue_bytes");
-    let mut ts = TimeSeries { interval_s: 0.1, ..Default::default() };
+    let mut ts = TimeSeries {
+        interval_s: 0.1,
+        ..Default::default()
+    };
     let mut last_t = f64::NAN;
     for (ln, line) in lines.enumerate() {
         if line.is_empty() {
             continue;
         }
         let f: Vec<&str> = line.split(',').collect();
-        let num = |i: Option<usize>| -> f64 { i.and_then(|i| f.get(i)).and_then(|s| s.parse().ok()).unwrap_or(0.0) };
-        let t: f64 = f.get(ct).and_then(|s| s.parse().ok()).ok_or_else(|| format!("line {}: bad t_s", ln + 2))?;
-        let id: u32 = f.get(cf).and_then(|s| s.parse().ok()).ok_or_else(|| format!("line {}: bad flow", ln + 2))?;
+        let num = |i: Option<usize>| -> f64 {
+            i.and_then(|i| f.get(i))
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0.0)
+        };
+        let t: f64 = f
+            .get(ct)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("line {}: bad t_s", ln + 2))?;
+        let id: u32 = f
+            .get(cf)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("line {}: bad flow", ln + 2))?;
         if t != last_t {
             ts.t_s.push(t);
             ts.link_queue_bytes.push(num(cq));
@@ -136,7 +184,11 @@ pub fn series_from_csv(text: &str) -> Result<TimeSeries, String> {
         let k = match ts.flows.iter().position(|s| s.id == id) {
             Some(k) => k,
             None => {
-                ts.flows.push(FlowSeries { id, cc: f.get(ccc).unwrap_or(&"").to_string(), ..Default::default() });
+                ts.flows.push(FlowSeries {
+                    id,
+                    cc: f.get(ccc).unwrap_or(&"").to_string(),
+                    ..Default::default()
+                });
                 ts.flows.len() - 1
             }
         };
@@ -174,8 +226,26 @@ mod tests {
             interval_s: 0.1,
             t_s: vec![0.1, 0.2],
             flows: vec![
-                FlowSeries { id: 0, cc: "cubic".into(), goodput_bps: vec![1e6, 2e6], cwnd_pkts: vec![10.0, 20.0], inflight_pkts: vec![9.0, 19.0], pacing_rate_bps: vec![0.0, 0.0], srtt_ms: vec![20.5, 21.25], delivery_rate_bps: vec![1e6, 2e6] },
-                FlowSeries { id: 1, cc: "bbr".into(), goodput_bps: vec![3e6, 4e6], cwnd_pkts: vec![30.0, 40.0], inflight_pkts: vec![29.0, 39.0], pacing_rate_bps: vec![5e6, 5e6], srtt_ms: vec![22.0, 23.0], delivery_rate_bps: vec![3e6, 4e6] },
+                FlowSeries {
+                    id: 0,
+                    cc: "cubic".into(),
+                    goodput_bps: vec![1e6, 2e6],
+                    cwnd_pkts: vec![10.0, 20.0],
+                    inflight_pkts: vec![9.0, 19.0],
+                    pacing_rate_bps: vec![0.0, 0.0],
+                    srtt_ms: vec![20.5, 21.25],
+                    delivery_rate_bps: vec![1e6, 2e6],
+                },
+                FlowSeries {
+                    id: 1,
+                    cc: "bbr".into(),
+                    goodput_bps: vec![3e6, 4e6],
+                    cwnd_pkts: vec![30.0, 40.0],
+                    inflight_pkts: vec![29.0, 39.0],
+                    pacing_rate_bps: vec![5e6, 5e6],
+                    srtt_ms: vec![22.0, 23.0],
+                    delivery_rate_bps: vec![3e6, 4e6],
+                },
             ],
             link_queue_bytes: vec![1500.0, 3000.0],
         };

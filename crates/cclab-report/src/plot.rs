@@ -8,7 +8,8 @@
 use std::fmt::Write;
 
 /// Font stack used by every text element.
-pub const FONT: &str = "system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif";
+pub const FONT: &str =
+    "system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif";
 const INK: &str = "#1f2328";
 const MUTED: &str = "#57606a";
 const GRID: &str = "#e6e8eb";
@@ -100,7 +101,13 @@ pub struct Axis {
 
 impl Axis {
     pub fn new(label: &str, unit: Unit) -> Axis {
-        Axis { label: label.to_string(), unit, scale: Scale::Linear, from_zero: true, range: None }
+        Axis {
+            label: label.to_string(),
+            unit,
+            scale: Scale::Linear,
+            from_zero: true,
+            range: None,
+        }
     }
     pub fn log(mut self) -> Axis {
         self.scale = Scale::Log;
@@ -180,7 +187,16 @@ pub struct LineChart {
 
 impl LineChart {
     pub fn new(title: &str, x: Axis, y: Axis) -> LineChart {
-        LineChart { title: title.to_string(), x, y, y2: None, lines: Vec::new(), notes: Vec::new(), width: 640.0, height: 300.0 }
+        LineChart {
+            title: title.to_string(),
+            x,
+            y,
+            y2: None,
+            lines: Vec::new(),
+            notes: Vec::new(),
+            width: 640.0,
+            height: 300.0,
+        }
     }
 }
 
@@ -240,7 +256,10 @@ pub fn linear_ticks(lo: f64, hi: f64, n: usize, extend: bool) -> (f64, f64, Vec<
     }
     let step = nice_step((hi - lo) / n.max(1) as f64);
     let (a, b) = if extend {
-        ((lo / step + 1e-9).floor() * step, (hi / step - 1e-9).ceil() * step)
+        (
+            (lo / step + 1e-9).floor() * step,
+            (hi / step - 1e-9).ceil() * step,
+        )
     } else {
         (lo, hi)
     };
@@ -360,7 +379,19 @@ fn build_axis(ax: &Axis, vals: &[f64], p0: f64, p1: f64, extend: bool, n: usize)
             let (div, unit) = ax.unit.pick(lo.abs().max(hi.abs()));
             let (a, b, ticks) = linear_ticks(lo / div, hi / div, n, extend && ax.range.is_none());
             let ticks = ticks.into_iter().map(|t| t * div).collect();
-            Ticks { map: Map1 { scale: Scale::Linear, d0: a * div, d1: b * div, p0, p1, zero_at: None }, ticks, div, unit }
+            Ticks {
+                map: Map1 {
+                    scale: Scale::Linear,
+                    d0: a * div,
+                    d1: b * div,
+                    p0,
+                    p1,
+                    zero_at: None,
+                },
+                ticks,
+                div,
+                unit,
+            }
         }
         Scale::Log => {
             let pos: Vec<f64> = finite.iter().copied().filter(|v| *v > 0.0).collect();
@@ -389,7 +420,19 @@ fn build_axis(ax: &Axis, vals: &[f64], p0: f64, p1: f64, extend: bool, n: usize)
             if has_zero {
                 ticks.insert(0, 0.0);
             }
-            Ticks { map: Map1 { scale: Scale::Log, d0: a * div, d1: b * div, p0: q0, p1, zero_at }, ticks, div, unit }
+            Ticks {
+                map: Map1 {
+                    scale: Scale::Log,
+                    d0: a * div,
+                    d1: b * div,
+                    p0: q0,
+                    p1,
+                    zero_at,
+                },
+                ticks,
+                div,
+                unit,
+            }
         }
     }
 }
@@ -404,7 +447,18 @@ fn axis_title(label: &str, unit: &str) -> String {
 
 /// Approximate text width in px for 12 px sans-serif.
 fn text_w(s: &str, size: f64) -> f64 {
-    s.chars().map(|c| if c.is_ascii_uppercase() || c == 'm' || c == 'w' { 0.68 } else if c == ' ' || c == '.' || c == 'i' || c == 'l' { 0.3 } else { 0.56 }).sum::<f64>() * size
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_uppercase() || c == 'm' || c == 'w' {
+                0.68
+            } else if c == ' ' || c == '.' || c == 'i' || c == 'l' {
+                0.3
+            } else {
+                0.56
+            }
+        })
+        .sum::<f64>()
+        * size
 }
 
 struct LegendItem {
@@ -431,7 +485,13 @@ fn legend(items: &[LegendItem], x0: f64, y0: f64, width: f64) -> (String, f64) {
         }
         let cy = y + 5.0;
         if it.swatch {
-            let _ = write!(s, "<rect x=\"{}\" y=\"{}\" width=\"18\" height=\"9\" rx=\"1.5\" fill=\"{}\"/>", r1(x), r1(cy - 4.5), it.color);
+            let _ = write!(
+                s,
+                "<rect x=\"{}\" y=\"{}\" width=\"18\" height=\"9\" rx=\"1.5\" fill=\"{}\"/>",
+                r1(x),
+                r1(cy - 4.5),
+                it.color
+            );
         } else if it.line {
             let _ = write!(
                 s,
@@ -445,7 +505,13 @@ fn legend(items: &[LegendItem], x0: f64, y0: f64, width: f64) -> (String, f64) {
             );
         }
         s.push_str(&marker_svg(it.marker, x + 9.0, cy, &it.color, ""));
-        let _ = write!(s, "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"{INK}\">{}</text>", r1(x + 24.0), r1(cy + 4.0), esc(&it.name));
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"{INK}\">{}</text>",
+            r1(x + 24.0),
+            r1(cy + 4.0),
+            esc(&it.name)
+        );
         x += w;
     }
     s.push_str("</g>");
@@ -453,7 +519,11 @@ fn legend(items: &[LegendItem], x0: f64, y0: f64, width: f64) -> (String, f64) {
 }
 
 fn marker_svg(m: Marker, x: f64, y: f64, color: &str, tip: &str) -> String {
-    let title = if tip.is_empty() { String::new() } else { format!("<title>{}</title>", esc(tip)) };
+    let title = if tip.is_empty() {
+        String::new()
+    } else {
+        format!("<title>{}</title>", esc(tip))
+    };
     match m {
         Marker::None => String::new(),
         Marker::Dot => format!("<circle class=\"mk\" cx=\"{}\" cy=\"{}\" r=\"3.2\" fill=\"{color}\" stroke=\"#fff\" stroke-width=\"1\">{title}</circle>", r1(x), r1(y)),
@@ -487,21 +557,49 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
         .lines
         .iter()
         .filter(|l| l.legend)
-        .map(|l| LegendItem { name: l.name.clone(), color: l.color.clone(), marker: l.marker, dashed: l.dashed, line: l.line, swatch: false })
+        .map(|l| LegendItem {
+            name: l.name.clone(),
+            color: l.color.clone(),
+            marker: l.marker,
+            dashed: l.dashed,
+            line: l.line,
+            swatch: false,
+        })
         .collect();
     for (n, col, m, d) in &c.notes {
-        items.push(LegendItem { name: n.clone(), color: col.clone(), marker: *m, dashed: *d, line: *m == Marker::None, swatch: false });
+        items.push(LegendItem {
+            name: n.clone(),
+            color: col.clone(),
+            marker: *m,
+            dashed: *d,
+            line: *m == Marker::None,
+            swatch: false,
+        });
     }
     let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
     let top = 34.0 + leg_h + 6.0;
     let bottom = 44.0;
     let (px0, px1, py0, py1) = (left, w - right, h - bottom, top);
 
-    let xs: Vec<f64> = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0).chain(l.band.iter().map(|b| b.0))).collect();
+    let xs: Vec<f64> = c
+        .lines
+        .iter()
+        .flat_map(|l| {
+            l.points
+                .iter()
+                .map(|p| p.0)
+                .chain(l.band.iter().map(|b| b.0))
+        })
+        .collect();
     let ys: Vec<f64> = c
         .lines
         .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1).chain(l.band.iter().flat_map(|b| [b.1, b.2])))
+        .flat_map(|l| {
+            l.points
+                .iter()
+                .map(|p| p.1)
+                .chain(l.band.iter().flat_map(|b| [b.1, b.2]))
+        })
         .filter(|v| c.y.scale == Scale::Linear || *v > 0.0)
         .collect();
     let xt = build_axis(&c.x, &xs, px0, px1, true, 6);
@@ -514,8 +612,21 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
     y_grid(&mut s, &yt, px0, px1);
     for t in &xt.ticks {
         let x = xt.map.px(*t);
-        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(x), r1(py1), r1(x), r1(py0));
-        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", r1(x), r1(py0 + 16.0), tick_label(t / xt.div));
+        let _ = write!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>",
+            r1(x),
+            r1(py1),
+            r1(x),
+            r1(py0)
+        );
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            r1(x),
+            r1(py0 + 16.0),
+            tick_label(t / xt.div)
+        );
     }
     if let Some(z) = xt.map.zero_at {
         // Axis break between 0 and the first decade.
@@ -536,7 +647,13 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
         let (_, _, ticks) = linear_ticks(lo / div, hi / div, 5, false);
         for t in ticks {
             let y = py0 + (t * div - lo) / (hi - lo) * (py1 - py0);
-            let _ = write!(s, "<text x=\"{}\" y=\"{}\">{}</text>", r1(px1 + 6.0), r1(y + 4.0), tick_label(t));
+            let _ = write!(
+                s,
+                "<text x=\"{}\" y=\"{}\">{}</text>",
+                r1(px1 + 6.0),
+                r1(y + 4.0),
+                tick_label(t)
+            );
         }
         let _ = write!(
             s,
@@ -589,12 +706,22 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
         if l.band.len() >= 2 {
             let mut d = String::new();
             for (i, (x, lo, _)) in l.band.iter().enumerate() {
-                let _ = write!(d, "{}{},{}", if i == 0 { "M" } else { " " }, r1(xt.map.px(*x)), r1(ypx(*lo)));
+                let _ = write!(
+                    d,
+                    "{}{},{}",
+                    if i == 0 { "M" } else { " " },
+                    r1(xt.map.px(*x)),
+                    r1(ypx(*lo))
+                );
             }
             for (x, _, hi) in l.band.iter().rev() {
                 let _ = write!(d, " {},{}", r1(xt.map.px(*x)), r1(ypx(*hi)));
             }
-            let _ = write!(s, "<path d=\"{d}Z\" fill=\"{}\" fill-opacity=\"0.16\" stroke=\"none\"/>", l.color);
+            let _ = write!(
+                s,
+                "<path d=\"{d}Z\" fill=\"{}\" fill-opacity=\"0.16\" stroke=\"none\"/>",
+                l.color
+            );
         } else if l.band.len() == 1 {
             let (x, lo, hi) = l.band[0];
             let x = xt.map.px(x);
@@ -619,7 +746,13 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
                     pen = false;
                     continue;
                 }
-                let _ = write!(d, "{}{},{}", if pen { " " } else { "M" }, r1(xt.map.px(*x)), r1(ypx(*y)));
+                let _ = write!(
+                    d,
+                    "{}{},{}",
+                    if pen { " " } else { "M" },
+                    r1(xt.map.px(*x)),
+                    r1(ypx(*y))
+                );
                 if !pen {
                     d.push('L');
                 }
@@ -635,7 +768,11 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
             );
         }
         if l.marker != Marker::None || l.points.len() == 1 {
-            let m = if l.marker == Marker::None { Marker::Dot } else { l.marker };
+            let m = if l.marker == Marker::None {
+                Marker::Dot
+            } else {
+                l.marker
+            };
             for (i, (x, y)) in l.points.iter().enumerate() {
                 if y.is_finite() {
                     let tip = l.tips.get(i).map(String::as_str).unwrap_or("");
@@ -684,18 +821,44 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
     let mut items: Vec<LegendItem> = Vec::new();
     for b in &c.bars {
         if !items.iter().any(|i| i.name == b.series) {
-            items.push(LegendItem { name: b.series.clone(), color: b.color.clone(), marker: Marker::None, dashed: false, line: false, swatch: true });
+            items.push(LegendItem {
+                name: b.series.clone(),
+                color: b.color.clone(),
+                marker: Marker::None,
+                dashed: false,
+                line: false,
+                swatch: true,
+            });
         }
     }
     if c.bars.iter().any(|b| b.reference.is_some()) {
-        items.push(LegendItem { name: "published figure".into(), color: INK.into(), marker: Marker::Diamond, dashed: false, line: false, swatch: false });
+        items.push(LegendItem {
+            name: "published figure".into(),
+            color: INK.into(),
+            marker: Marker::Diamond,
+            dashed: false,
+            line: false,
+            swatch: false,
+        });
     }
     if c.bars.iter().any(|b| b.spread.is_some()) {
-        items.push(LegendItem { name: "min–max over seeds".into(), color: INK.into(), marker: Marker::None, dashed: false, line: true, swatch: false });
+        items.push(LegendItem {
+            name: "min–max over seeds".into(),
+            color: INK.into(),
+            marker: Marker::None,
+            dashed: false,
+            line: true,
+            swatch: false,
+        });
     }
     let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
     let top = 34.0 + leg_h + 14.0;
-    let max_lines = c.groups.iter().map(|g| g.lines().count()).max().unwrap_or(1) as f64;
+    let max_lines = c
+        .groups
+        .iter()
+        .map(|g| g.lines().count())
+        .max()
+        .unwrap_or(1) as f64;
     let bottom = 22.0 + 14.0 * max_lines + if c.x_label.is_empty() { 0.0 } else { 16.0 };
     let (px0, px1, py0, py1) = (left, w - right, h - bottom, top);
     let ys: Vec<f64> = c
@@ -719,13 +882,24 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\"{}>{}</text>",
                 r1(cx),
                 r1(py0 + 16.0 + 14.0 * j as f64),
-                if j == 0 { format!(" fill=\"{INK}\"") } else { String::new() },
+                if j == 0 {
+                    format!(" fill=\"{INK}\"")
+                } else {
+                    String::new()
+                },
                 esc(line)
             );
         }
     }
     s.push_str("</g>");
-    let _ = write!(s, "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>", r1(px0), r1(py1), r1(py0), r1(px1));
+    let _ = write!(
+        s,
+        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>",
+        r1(px0),
+        r1(py1),
+        r1(py0),
+        r1(px1)
+    );
     if !c.x_label.is_empty() {
         let _ = write!(
             s,
@@ -789,7 +963,16 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
                     r1(x + bwi + 3.0),
                     r1(yr)
                 );
-                s.push_str(&marker_svg(Marker::Diamond, cx, yr, INK, &format!("published: {}", b.tip.split(" · published ").nth(1).unwrap_or(""))));
+                s.push_str(&marker_svg(
+                    Marker::Diamond,
+                    cx,
+                    yr,
+                    INK,
+                    &format!(
+                        "published: {}",
+                        b.tip.split(" · published ").nth(1).unwrap_or("")
+                    ),
+                ));
                 label_y = label_y.min(yr - 6.0);
             }
             if !b.label.is_empty() {
@@ -844,8 +1027,21 @@ pub fn downsample(t: &[f64], v: &[f64], max: usize) -> Vec<(f64, f64)> {
 fn y_grid(s: &mut String, yt: &Ticks, px0: f64, px1: f64) {
     for t in &yt.ticks {
         let y = yt.map.px(*t);
-        let _ = write!(s, "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>", r1(px0), r1(y), r1(px1), r1(y));
-        let _ = write!(s, "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", r1(px0 - 6.0), r1(y + 4.0), tick_label(t / yt.div));
+        let _ = write!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>",
+            r1(px0),
+            r1(y),
+            r1(px1),
+            r1(y)
+        );
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            r1(px0 - 6.0),
+            r1(y + 4.0),
+            tick_label(t / yt.div)
+        );
     }
 }
 
@@ -893,8 +1089,16 @@ mod tests {
 
     #[test]
     fn chart_has_lines_legend_and_units() {
-        let mut c = LineChart::new("goodput", Axis::new("time", Unit::Secs).range(0.0, 5.0), Axis::new("goodput", Unit::Rate));
-        c.lines.push(Line::new("flow 0 (cubic)", "#2563eb", vec![(0.1, 9e9), (0.2, 9.6e9)]));
+        let mut c = LineChart::new(
+            "goodput",
+            Axis::new("time", Unit::Secs).range(0.0, 5.0),
+            Axis::new("goodput", Unit::Rate),
+        );
+        c.lines.push(Line::new(
+            "flow 0 (cubic)",
+            "#2563eb",
+            vec![(0.1, 9e9), (0.2, 9.6e9)],
+        ));
         let s = line_chart(&c, "t");
         assert!(s.contains("goodput (Gbit/s)"), "{s}");
         assert!(s.contains("time (s)"));
@@ -904,10 +1108,21 @@ mod tests {
 
     #[test]
     fn log_axis_places_zero_left_of_first_decade() {
-        let mut c = LineChart::new("g vs loss", Axis::new("loss", Unit::Loss).log(), Axis::new("goodput", Unit::Rate));
-        c.lines.push(Line::new("cubic", "#000", vec![(0.0, 9e9), (0.001, 5e9), (0.01, 2e8)]));
+        let mut c = LineChart::new(
+            "g vs loss",
+            Axis::new("loss", Unit::Loss).log(),
+            Axis::new("goodput", Unit::Rate),
+        );
+        c.lines.push(Line::new(
+            "cubic",
+            "#000",
+            vec![(0.0, 9e9), (0.001, 5e9), (0.01, 2e8)],
+        ));
         let s = line_chart(&c, "t");
         assert!(s.contains("loss (%)"));
-        assert!(s.contains(">0.1<") && s.contains(">1<") && s.contains(">0<"), "{s}");
+        assert!(
+            s.contains(">0.1<") && s.contains(">1<") && s.contains(">0<"),
+            "{s}"
+        );
     }
 }

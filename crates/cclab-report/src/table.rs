@@ -81,9 +81,20 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
     let mut out = String::new();
     out.push_str(title);
     out.push('\n');
-    let param_keys: Vec<String> = doc.runs.first().map(|r| r.params.keys().cloned().collect()).unwrap_or_default();
-    let has_ref = doc.runs.iter().any(|r| r.reference.as_ref().is_some_and(|v| v.get("goodput_bps").is_some()));
-    let has_fct = doc.runs.iter().any(|r| r.flows.iter().any(|f| f.size_bytes.is_some()));
+    let param_keys: Vec<String> = doc
+        .runs
+        .first()
+        .map(|r| r.params.keys().cloned().collect())
+        .unwrap_or_default();
+    let has_ref = doc.runs.iter().any(|r| {
+        r.reference
+            .as_ref()
+            .is_some_and(|v| v.get("goodput_bps").is_some())
+    });
+    let has_fct = doc
+        .runs
+        .iter()
+        .any(|r| r.flows.iter().any(|f| f.size_bytes.is_some()));
     let groups = groups(doc);
     let multi_seed = groups.iter().any(|g| g.len() > 1);
     let mut header = vec!["#".to_string()];
@@ -112,19 +123,39 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
     if has_fct {
         right.push(true);
     }
-    let mut grid = Grid { rows: vec![header], right };
+    let mut grid = Grid {
+        rows: vec![header],
+        right,
+    };
     let mut link_lines = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         let run = g[0];
         for (j, f) in run.flows.iter().enumerate() {
             let first = j == 0;
-            let col = |pick: &dyn Fn(&FlowResult) -> f64| -> Vec<f64> { g.iter().map(|r| pick(&r.flows[j])).collect() };
-            let mut row = vec![if first { (i + 1).to_string() } else { String::new() }];
+            let col = |pick: &dyn Fn(&FlowResult) -> f64| -> Vec<f64> {
+                g.iter().map(|r| pick(&r.flows[j])).collect()
+            };
+            let mut row = vec![if first {
+                (i + 1).to_string()
+            } else {
+                String::new()
+            }];
             for k in &param_keys {
-                row.push(if first { run.params.get(k).map(|v| units::param(k, v)).unwrap_or_default() } else { String::new() });
+                row.push(if first {
+                    run.params
+                        .get(k)
+                        .map(|v| units::param(k, v))
+                        .unwrap_or_default()
+                } else {
+                    String::new()
+                });
             }
             if multi_seed {
-                row.push(if first { g.len().to_string() } else { String::new() });
+                row.push(if first {
+                    g.len().to_string()
+                } else {
+                    String::new()
+                });
             }
             row.push(f.id.to_string());
             row.push(f.cc.clone());
@@ -138,14 +169,22 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
                         let unit = r.get("unit").and_then(|u| u.as_str()).unwrap_or("Mbit/s");
                         let own = units::rate_in(bps, unit);
                         let bits = units::rate(bps);
-                        Some(if own.ends_with("bit/s") { own } else { format!("{bits} ({own})") })
+                        Some(if own.ends_with("bit/s") {
+                            own
+                        } else {
+                            format!("{bits} ({own})")
+                        })
                     })
                     .filter(|_| first)
                     .unwrap_or_default();
                 row.push(cell);
             }
             if g.len() == 1 {
-                row.push(format!("{} ({})", f.retransmits, units::pct(f.retrans_ratio)));
+                row.push(format!(
+                    "{} ({})",
+                    f.retransmits,
+                    units::pct(f.retrans_ratio)
+                ));
             } else {
                 row.push(agg(col(&|f| f.retrans_ratio), units::pct));
             }
@@ -153,7 +192,11 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
             row.push(agg(col(&|f| f.rtt_ms.p99), units::ms));
             if has_fct {
                 let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
-                row.push(if fcts.is_empty() { "-".into() } else { agg(fcts, units::secs) });
+                row.push(if fcts.is_empty() {
+                    "-".into()
+                } else {
+                    agg(fcts, units::secs)
+                });
             }
             grid.rows.push(row);
         }
@@ -200,7 +243,12 @@ mod tests {
             flows: vec![FlowResult {
                 cc: "bbr".into(),
                 goodput_bps: goodput,
-                rtt_ms: Percentiles { min: 1.0, p50: 2.0, p95: 3.0, p99: 4.0 },
+                rtt_ms: Percentiles {
+                    min: 1.0,
+                    p50: 2.0,
+                    p95: 3.0,
+                    p99: 4.0,
+                },
                 ..Default::default()
             }],
             link: LinkResult::default(),
@@ -217,7 +265,14 @@ mod tests {
             cclab: "t".into(),
             scenario: "s".into(),
             backend: "sim".into(),
-            runs: vec![run(1, 0.0, 10e6), run(2, 0.0, 30e6), run(3, 0.0, 20e6), run(1, 0.01, 5e6), run(2, 0.01, 7e6), run(3, 0.01, 6e6)],
+            runs: vec![
+                run(1, 0.0, 10e6),
+                run(2, 0.0, 30e6),
+                run(3, 0.0, 20e6),
+                run(1, 0.01, 5e6),
+                run(2, 0.01, 7e6),
+                run(3, 0.01, 6e6),
+            ],
         };
         let t = render(&doc, "title");
         assert!(t.contains("seeds"), "{t}");
@@ -225,7 +280,10 @@ mod tests {
         assert!(t.contains("6.00 Mbit/s [5.00-7.00]"), "{t}");
         assert_eq!(t.lines().filter(|l| l.contains("bbr")).count(), 2, "{t}");
         // A single seed prints plain values.
-        let single = ResultsDoc { runs: vec![run(1, 0.0, 10e6)], ..doc };
+        let single = ResultsDoc {
+            runs: vec![run(1, 0.0, 10e6)],
+            ..doc
+        };
         assert!(!render(&single, "t").contains('['));
     }
 }

@@ -95,7 +95,10 @@ pub fn param(key: &str, v: &serde_json::Value) -> String {
                     if x == 0.0 {
                         "0".into()
                     } else {
-                        format!("{}%", sig3(x * 100.0).trim_end_matches('0').trim_end_matches('.'))
+                        format!(
+                            "{}%",
+                            sig3(x * 100.0).trim_end_matches('0').trim_end_matches('.')
+                        )
                     }
                 }
                 "size" => size(x),

@@ -19,7 +19,12 @@ impl Default for Histogram {
 
 impl Histogram {
     pub fn new() -> Self {
-        Histogram { counts: Vec::new(), total: 0, min: u64::MAX, max: 0 }
+        Histogram {
+            counts: Vec::new(),
+            total: 0,
+            min: u64::MAX,
+            max: 0,
+        }
     }
 
     fn bucket(v: u64) -> usize {
@@ -106,7 +111,11 @@ mod tests {
         for v in 1..=100_000u64 {
             h.record(v * 1000);
         }
-        for (q, want) in [(0.5, 50_000_000.0), (0.95, 95_000_000.0), (0.99, 99_000_000.0)] {
+        for (q, want) in [
+            (0.5, 50_000_000.0),
+            (0.95, 95_000_000.0),
+            (0.99, 99_000_000.0),
+        ] {
             let got = h.quantile(q).unwrap() as f64;
             assert!((got / want - 1.0).abs() < 0.01, "q{q}: {got} vs {want}");
         }

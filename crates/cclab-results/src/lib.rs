@@ -82,7 +82,9 @@ impl LabConditions {
     /// Share of the machine's CPU time taken by the hypervisor over `duration_s`.
     pub fn steal_share(&self, duration_s: f64) -> Option<f64> {
         let total_ms = duration_s * 1e3 * self.cpus.max(1) as f64;
-        self.steal_ms.filter(|_| total_ms > 0.0).map(|s| s / total_ms)
+        self.steal_ms
+            .filter(|_| total_ms > 0.0)
+            .map(|s| s / total_ms)
     }
 
     /// How disturbed the run was, relative to the thresholds of [`Self::disturbed`]: above
@@ -200,7 +202,12 @@ mod tests {
 
     #[test]
     fn lab_conditions_flag_disturbed_runs() {
-        let lab = |steal_ms: Option<f64>, element_stalls| LabConditions { steal_ms, cpus: 2, element_stalls, retries: 0 };
+        let lab = |steal_ms: Option<f64>, element_stalls| LabConditions {
+            steal_ms,
+            cpus: 2,
+            element_stalls,
+            retries: 0,
+        };
         // The measured cases: a quiet 20 s run, and the one whose result flipped.
         assert_eq!(lab(Some(440.0), 9).disturbed(20.0), None);
         let why = lab(Some(8900.0), 320).disturbed(20.0).unwrap();
@@ -212,7 +219,10 @@ mod tests {
         assert_eq!(lab(None, 30).disturbed(20.0), None);
         // Simulator documents have no `lab`; kernel ones round-trip it.
         let json = serde_json::to_string(&lab(Some(1.5), 3)).unwrap();
-        assert_eq!(serde_json::from_str::<LabConditions>(&json).unwrap(), lab(Some(1.5), 3));
+        assert_eq!(
+            serde_json::from_str::<LabConditions>(&json).unwrap(),
+            lab(Some(1.5), 3)
+        );
     }
 
     #[test]

@@ -175,8 +175,8 @@ impl Scenario {
             .map(|f| self.link.rtt_ns.saturating_add(f.rtt_extra_ns))
     }
 
-    /// Socket buffer of each endpoint of a flow of `group`, bytes: 4 x (BDP of the flow's path
-    /// + the bottleneck buffer), within [4 MiB, 512 MiB]. The kernel lab sets it with
+    /// Socket buffer of each endpoint of a flow of `group`, bytes: 4 x (BDP of the flow's
+    /// path plus the bottleneck buffer), within [4 MiB, 512 MiB]. The kernel lab sets it with
     /// `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE` so neither end is window-limited; the simulator derives
     /// the receiver's window clamp from it (see `cclab_core::receiver`), so both backends mean
     /// the same receiver.

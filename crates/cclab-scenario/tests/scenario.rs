@@ -1201,7 +1201,8 @@ fn docs_examples_parse() {
         .collect();
     // Whole scenarios (with a name) are checked below; the [reference] fragment must load
     // when appended to a minimal scenario.
-    let (blocks, fragments): (Vec<&str>, Vec<&str>) = blocks.into_iter().partition(|b| b.contains("name ="));
+    let (blocks, fragments): (Vec<&str>, Vec<&str>) =
+        blocks.into_iter().partition(|b| b.contains("name ="));
     assert_eq!(blocks.len(), 2, "toml examples in the doc");
     for f in fragments {
         let text = format!("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"1mbit\"\nrtt = \"1ms\"\n[[flows]]\ncc = \"bbr\"\n{f}");
@@ -1244,12 +1245,26 @@ fn docs_examples_parse() {
 
 #[test]
 fn host_latency_keys() {
-    let s = one(&BASE);
-    assert_eq!((s.link.host_latency_ns, s.link.host_jitter_ns), (0, 0), "instant hosts by default");
-    let s = one(&with_link("host_latency = \"40us\"\nhost_jitter = \"0.05ms\""));
-    assert_eq!((s.link.host_latency_ns, s.link.host_jitter_ns), (40_000, 50_000));
+    let s = one(BASE);
+    assert_eq!(
+        (s.link.host_latency_ns, s.link.host_jitter_ns),
+        (0, 0),
+        "instant hosts by default"
+    );
+    let s = one(&with_link(
+        "host_latency = \"40us\"\nhost_jitter = \"0.05ms\"",
+    ));
+    assert_eq!(
+        (s.link.host_latency_ns, s.link.host_jitter_ns),
+        (40_000, 50_000)
+    );
     let r = s.resolved();
     assert_eq!(r["link.host_latency"], json!(4e-5));
     assert_eq!(r["link.host_jitter"], json!(5e-5));
-    assert_error(&with_link("host_jitter = \"-1us\""), 6, "link.host_jitter", "negative");
+    assert_error(
+        &with_link("host_jitter = \"-1us\""),
+        6,
+        "link.host_jitter",
+        "negative",
+    );
 }

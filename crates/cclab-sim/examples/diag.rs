@@ -21,7 +21,10 @@ fn main() {
     for w in args.windows(2).filter(|w| w[0] == "--set") {
         file.apply_override(&w[1]).unwrap_or_else(|e| fail(&e));
     }
-    let mut sc = file.expand().map(|mut p| p.remove(0).scenario).unwrap_or_else(|e| fail(&e));
+    let mut sc = file
+        .expand()
+        .map(|mut p| p.remove(0).scenario)
+        .unwrap_or_else(|e| fail(&e));
     if let Some(w) = args.windows(2).find(|w| w[0] == "--seed") {
         sc.seed = w[1].parse().unwrap_or_else(|e| fail(&e));
     }
@@ -34,7 +37,10 @@ fn main() {
     if let Some(w) = args.windows(2).find(|w| w[0] == "--hz") {
         cfg.hz = w[1].parse().unwrap_or_else(|e| fail(&e));
     }
-    let series_ms = args.windows(2).find(|w| w[0] == "--series-ms").and_then(|w| w[1].parse::<f64>().ok());
+    let series_ms = args
+        .windows(2)
+        .find(|w| w[0] == "--series-ms")
+        .and_then(|w| w[1].parse::<f64>().ok());
     if let Some(ms) = series_ms {
         cfg.series_interval_ns = (ms * 1e6) as u64;
     }

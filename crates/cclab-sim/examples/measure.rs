@@ -19,8 +19,13 @@ fn main() {
     }
     for cc in CcKind::ALL {
         let r = run(&SimConfig::single(cc, 100e6, 50 * MS, 1.0, 0.0, 30 * S));
-        let u = r.series.as_ref().unwrap().mean_goodput_between(5.0, 30.0)[0] / 100e6 * 1500.0 / 1448.0;
-        println!("lossless {cc}: util after 5 s {u:.3}, rtt p50 {:.1} ms = {:.2}x base", r.flows[0].rtt_ms.p50, r.flows[0].rtt_ms.p50 / 50.0);
+        let u =
+            r.series.as_ref().unwrap().mean_goodput_between(5.0, 30.0)[0] / 100e6 * 1500.0 / 1448.0;
+        println!(
+            "lossless {cc}: util after 5 s {u:.3}, rtt p50 {:.1} ms = {:.2}x base",
+            r.flows[0].rtt_ms.p50,
+            r.flows[0].rtt_ms.p50 / 50.0
+        );
     }
     for cc in [CcKind::Bbr, CcKind::Cubic] {
         let r = run(&SimConfig::single(cc, 100e6, 100 * MS, 1.0, 0.01, 60 * S));
@@ -32,5 +37,10 @@ fn main() {
     c.flows.push(f2);
     let r = run(&c);
     let g = r.series.as_ref().unwrap().mean_goodput_between(30.0, 60.0);
-    println!("two bbr: jain second half {:.3} ({:.1} / {:.1} Mbit/s)", cclab_results::jain(&g), g[0] / 1e6, g[1] / 1e6);
+    println!(
+        "two bbr: jain second half {:.3} ({:.1} / {:.1} Mbit/s)",
+        cclab_results::jain(&g),
+        g[0] / 1e6,
+        g[1] / 1e6
+    );
 }

@@ -7,7 +7,14 @@ fn main() {
     let rtt_us: f64 = a[3].parse::<f64>().unwrap() * 1000.0;
     let loss: f64 = a[4].parse().unwrap();
     let dur: u64 = a[5].parse().unwrap();
-    let cfg = SimConfig::single(cc, rate, (rtt_us * 1000.0) as u64, 1.0, loss, dur * 1_000_000_000);
+    let cfg = SimConfig::single(
+        cc,
+        rate,
+        (rtt_us * 1000.0) as u64,
+        1.0,
+        loss,
+        dur * 1_000_000_000,
+    );
     let t = std::time::Instant::now();
     let r = run(&cfg);
     let el = t.elapsed().as_secs_f64();
@@ -18,7 +25,15 @@ fn main() {
         let s = r.series.unwrap();
         for (i, t) in s.t_s.iter().enumerate().step_by(a[6].parse().unwrap()) {
             let fs = &s.flows[0];
-            println!("{t:.1} gp {:.1} cwnd {} infl {} pace {:.1} srtt {:.1} q {}", fs.goodput_bps[i]/1e6, fs.cwnd_pkts[i], fs.inflight_pkts[i], fs.pacing_rate_bps[i]/1e6, fs.srtt_ms[i], s.link_queue_bytes[i]);
+            println!(
+                "{t:.1} gp {:.1} cwnd {} infl {} pace {:.1} srtt {:.1} q {}",
+                fs.goodput_bps[i] / 1e6,
+                fs.cwnd_pkts[i],
+                fs.inflight_pkts[i],
+                fs.pacing_rate_bps[i] / 1e6,
+                fs.srtt_ms[i],
+                s.link_queue_bytes[i]
+            );
         }
     }
 }

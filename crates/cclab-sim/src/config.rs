@@ -100,7 +100,10 @@ impl HostLatency {
     /// sender) 26/38/60/79 and 30/41/56/92 us. A lighter tail (20 us + Exp(20 us) per host)
     /// fits the medians as well but loses the ACK trains that inflate BBR's bandwidth
     /// samples at 1 Gbit/s (docs/fidelity.md, item 15).
-    pub const LAB: HostLatency = HostLatency { base_ns: 40_000, mean_ns: 40_000 };
+    pub const LAB: HostLatency = HostLatency {
+        base_ns: 40_000,
+        mean_ns: 40_000,
+    };
 
     /// The hosts' time for one ACK, drawn from `rng`.
     pub fn sample(&self, rng: &mut cclab_link::Rng) -> Nanos {
@@ -134,7 +137,11 @@ impl HostWake {
     /// The kernel lab's hosts (a 2-vCPU KVM guest whose endpoints share one CPU): the sender
     /// answers the first ACK after a slow-start round's pause about 100 us later than the
     /// others; the idle time is bounded, not measured (docs/fidelity.md, item 13).
-    pub const LAB: HostWake = HostWake { idle_ns: 500_000, wake_ns: 100_000, shared_cpu: true };
+    pub const LAB: HostWake = HostWake {
+        idle_ns: 500_000,
+        wake_ns: 100_000,
+        shared_cpu: true,
+    };
 
     /// The hosts of runs made from scenarios: [`HostWake::LAB`], or what
     /// `CCLAB_SIM_WAKE` says: `off` (hosts answer instantly) or `IDLE_US,WAKE_US[,split]`
@@ -175,7 +182,14 @@ pub fn gro_for_rate(rate_bps: f64) -> bool {
 
 impl SimConfig {
     /// A single-flow configuration, handy in tests and benchmarks.
-    pub fn single(cc: CcKind, rate_bps: f64, rtt_ns: Nanos, buffer_bdp: f64, loss: f64, duration_ns: Nanos) -> Self {
+    pub fn single(
+        cc: CcKind,
+        rate_bps: f64,
+        rtt_ns: Nanos,
+        buffer_bdp: f64,
+        loss: f64,
+        duration_ns: Nanos,
+    ) -> Self {
         let bdp = rate_bps / 8.0 * rtt_ns as f64 / 1e9;
         SimConfig {
             link: SimLink {
@@ -194,7 +208,10 @@ impl SimConfig {
                 rtt_extra_ns: 0,
                 init_cwnd: 10,
                 pacing: None,
-                rcv_window_clamp: rcv_window_clamp(cclab_scenario::socket_buffer_for(bdp, (bdp * buffer_bdp).round() as u64)),
+                rcv_window_clamp: rcv_window_clamp(cclab_scenario::socket_buffer_for(
+                    bdp,
+                    (bdp * buffer_bdp).round() as u64,
+                )),
             }],
             duration_ns: Some(duration_ns),
             max_duration_ns: 300 * 1_000_000_000,

@@ -5,7 +5,8 @@ use cclab_core::sender::{Sender, SenderConfig};
 use cclab_core::Nanos;
 use cclab_link::{Bottleneck, DelayLine, LossModel, Rng, WireLen};
 use cclab_results::{
-    jain, FlowResult, FlowSeries, Histogram, LinkResult, Percentiles, QueuePercentiles, RunResult, TimeSeries,
+    jain, FlowResult, FlowSeries, Histogram, LinkResult, Percentiles, QueuePercentiles, RunResult,
+    TimeSeries,
 };
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -104,7 +105,8 @@ impl Simulation {
             .map(|(i, f)| {
                 let one_way_fwd = (cfg.link.rtt_ns + f.rtt_extra_ns) / 2;
                 let one_way_rev = cfg.link.rtt_ns + f.rtt_extra_ns - one_way_fwd;
-                let cc = f.cc.build(cfg.seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
+                let cc =
+                    f.cc.build(cfg.seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
                 Flow {
                     sender: Sender::new(
                         SenderConfig {
@@ -132,7 +134,11 @@ impl Simulation {
                     rtt_hist: Histogram::new(),
                     wire_payload_bytes: 0,
                     last_delivered: 0,
-                    series: FlowSeries { id: i as u32, cc: f.cc.name().to_string(), ..Default::default() },
+                    series: FlowSeries {
+                        id: i as u32,
+                        cc: f.cc.name().to_string(),
+                        ..Default::default()
+                    },
                 }
             })
             .collect();
@@ -201,7 +207,10 @@ impl Simulation {
 
     /// Each flow's sender counters (recoveries, probes, RTOs...), for diagnostics.
     pub fn sender_stats(&self) -> Vec<cclab_core::sender::SenderStats> {
-        self.flows.iter().map(|f| f.sender.stats().clone()).collect()
+        self.flows
+            .iter()
+            .map(|f| f.sender.stats().clone())
+            .collect()
     }
 
     /// Packets that crossed the bottleneck so far.
@@ -210,7 +219,9 @@ impl Simulation {
     }
 
     fn all_sized_done(&self) -> bool {
-        self.flows.iter().all(|f| f.receiver.completed_at().is_some())
+        self.flows
+            .iter()
+            .all(|f| f.receiver.completed_at().is_some())
     }
 
     pub fn run_to_end(&mut self) {
@@ -235,7 +246,12 @@ impl Simulation {
         }
         self.now = self.end;
         // A final partial bin, so series cover the whole run.
-        if self.cfg.series_interval_ns > 0 && self.t_s.last().is_none_or(|&l| l < self.end as f64 / 1e9 - 1e-9) {
+        if self.cfg.series_interval_ns > 0
+            && self
+                .t_s
+                .last()
+                .is_none_or(|&l| l < self.end as f64 / 1e9 - 1e-9)
+        {
             self.sample();
         }
     }
@@ -362,7 +378,10 @@ impl Simulation {
         }
         let now = self.now;
         if let Some(t) = self.trace.as_mut() {
-            let (l, r) = ack.sack_blocks().first().map_or((0, 0), |b| (b.start, b.end));
+            let (l, r) = ack
+                .sack_blocks()
+                .first()
+                .map_or((0, 0), |b| (b.start, b.end));
             let _ = writeln!(t, "A {} {f} {} {l} {r}", now / 1000, ack.cum);
         }
         match self.cfg.host_latency {
@@ -399,7 +418,14 @@ impl Simulation {
             if let Some(t) = self.trace.as_mut() {
                 let first = &burst[0].0;
                 let bytes: u32 = burst.iter().map(|(s, _)| s.len).sum();
-                let _ = writeln!(t, "D {} {f} {} {} {bytes}{}", now / 1000, first.seq, burst.len(), if first.retrans { " R" } else { "" });
+                let _ = writeln!(
+                    t,
+                    "D {} {f} {} {} {bytes}{}",
+                    now / 1000,
+                    first.seq,
+                    burst.len(),
+                    if first.retrans { " R" } else { "" }
+                );
             }
             let mut whole = burst.iter().all(|&(_, lost)| !lost);
             if whole && burst.len() > 1 {
@@ -420,7 +446,13 @@ impl Simulation {
                     continue;
                 }
                 seg.burst_end |= !whole;
-                let _ = self.link.enqueue(now, Pkt { flow: f as u32, seg });
+                let _ = self.link.enqueue(
+                    now,
+                    Pkt {
+                        flow: f as u32,
+                        seg,
+                    },
+                );
             }
         }
         // (A burst always ends within one loop; this only guards the invariant.)
@@ -430,7 +462,13 @@ impl Simulation {
                 continue;
             }
             seg.burst_end = true;
-            let _ = self.link.enqueue(now, Pkt { flow: f as u32, seg });
+            let _ = self.link.enqueue(
+                now,
+                Pkt {
+                    flow: f as u32,
+                    seg,
+                },
+            );
         }
         if self.sched[SLOT_LINK].is_none() {
             let next = self.link.next_departure();
@@ -450,13 +488,17 @@ impl Simulation {
         for fl in &mut self.flows {
             let d = fl.receiver.delivered_bytes();
             let tcp = fl.sender.tcp();
-            fl.series.goodput_bps.push((d - fl.last_delivered) as f64 * 8.0 / dt);
+            fl.series
+                .goodput_bps
+                .push((d - fl.last_delivered) as f64 * 8.0 / dt);
             fl.last_delivered = d;
             fl.series.cwnd_pkts.push(tcp.snd_cwnd as f64);
             fl.series.inflight_pkts.push(tcp.packets_in_flight() as f64);
             fl.series.pacing_rate_bps.push(fl.sender.pacing_rate_bps());
             fl.series.srtt_ms.push(fl.sender.rtt().srtt() as f64 / 1e6);
-            fl.series.delivery_rate_bps.push(fl.sender.delivery_rate_bps());
+            fl.series
+                .delivery_rate_bps
+                .push(fl.sender.delivery_rate_bps());
         }
     }
 
@@ -470,10 +512,19 @@ impl Simulation {
             .enumerate()
             .map(|(i, fl)| {
                 let spec = &self.cfg.flows[i];
-                let fct = fl.receiver.completed_at().map(|t| t.saturating_sub(fl.start_ns));
+                let fct = fl
+                    .receiver
+                    .completed_at()
+                    .map(|t| t.saturating_sub(fl.start_ns));
                 let active_end = fl.receiver.completed_at().unwrap_or(end);
                 let active = active_end.saturating_sub(fl.start_ns) as f64 / 1e9;
-                let per_s = |bytes: u64| if active > 0.0 { bytes as f64 * 8.0 / active } else { 0.0 };
+                let per_s = |bytes: u64| {
+                    if active > 0.0 {
+                        bytes as f64 * 8.0 / active
+                    } else {
+                        0.0
+                    }
+                };
                 let st = fl.sender.stats();
                 let ms = |v: Option<u64>| v.map_or(0.0, |x| x as f64 / 1e6);
                 FlowResult {
@@ -505,7 +556,11 @@ impl Simulation {
             .collect();
         let span = end.saturating_sub(first_start) as f64 / 1e9;
         let c = self.link.counters();
-        let util = if span > 0.0 { c.forwarded_bytes as f64 * 8.0 / (self.cfg.link.rate_bps * span) } else { 0.0 };
+        let util = if span > 0.0 {
+            c.forwarded_bytes as f64 * 8.0 / (self.cfg.link.rate_bps * span)
+        } else {
+            0.0
+        };
         let qms = |q: f64| self.queue_hist.quantile(q).map_or(0.0, |x| x as f64 / 1e6);
         let link = LinkResult {
             rate_bps: self.cfg.link.rate_bps,
@@ -514,7 +569,11 @@ impl Simulation {
             drops_random: self.drops_random,
             drops_ack: self.drops_ack,
             forwarded_pkts: c.forwarded_pkts,
-            queue_delay_ms: QueuePercentiles { p50: qms(0.5), p95: qms(0.95), p99: qms(0.99) },
+            queue_delay_ms: QueuePercentiles {
+                p50: qms(0.5),
+                p95: qms(0.95),
+                p99: qms(0.99),
+            },
         };
         let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
         let series = (self.cfg.series_interval_ns > 0).then(|| TimeSeries {

@@ -71,10 +71,12 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         hz: cclab_core::cc::DEFAULT_HZ,
         host_wake: crate::config::HostWake::from_env().map_err(UnsupportedError)?,
         // Instant hosts unless the scenario says otherwise.
-        host_latency: (sc.link.host_latency_ns > 0 || sc.link.host_jitter_ns > 0).then_some(crate::config::HostLatency {
-            base_ns: sc.link.host_latency_ns,
-            mean_ns: sc.link.host_jitter_ns,
-        }),
+        host_latency: (sc.link.host_latency_ns > 0 || sc.link.host_jitter_ns > 0).then_some(
+            crate::config::HostLatency {
+                base_ns: sc.link.host_latency_ns,
+                mean_ns: sc.link.host_jitter_ns,
+            },
+        ),
     })
 }
 

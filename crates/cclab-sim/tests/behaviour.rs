@@ -27,7 +27,10 @@ fn newreno_follows_mathis() {
         }
         let got = sum / 4.0;
         let ratio = got / est;
-        assert!((0.7..=1.3).contains(&ratio), "p={p}: goodput {got:.0} vs Mathis {est:.0} (ratio {ratio:.2})");
+        assert!(
+            (0.7..=1.3).contains(&ratio),
+            "p={p}: goodput {got:.0} vs Mathis {est:.0} (ratio {ratio:.2})"
+        );
     }
 }
 
@@ -44,7 +47,10 @@ fn lossless_utilization_and_queueing() {
         let p50 = r.flows[0].rtt_ms.p50;
         match cc {
             CcKind::Bbr => assert!(p50 <= 1.25 * 50.0, "bbr rtt p50 {p50}"),
-            CcKind::Cubic => assert!((1.5 * 50.0..=2.1 * 50.0).contains(&p50), "cubic rtt p50 {p50}"),
+            CcKind::Cubic => assert!(
+                (1.5 * 50.0..=2.1 * 50.0).contains(&p50),
+                "cubic rtt p50 {p50}"
+            ),
             CcKind::Reno => {}
         }
     }
@@ -53,15 +59,32 @@ fn lossless_utilization_and_queueing() {
 /// 100 Mbit/s, 100 ms, 1% random loss, 60 s: BBR >= 75 Mbit/s, CUBIC <= 10 Mbit/s.
 #[test]
 fn one_percent_loss_bbr_vs_cubic() {
-    let bbr = run(&SimConfig::single(CcKind::Bbr, 100e6, 100 * MS, 1.0, 0.01, 60 * S));
-    let cubic = run(&SimConfig::single(CcKind::Cubic, 100e6, 100 * MS, 1.0, 0.01, 60 * S));
+    let bbr = run(&SimConfig::single(
+        CcKind::Bbr,
+        100e6,
+        100 * MS,
+        1.0,
+        0.01,
+        60 * S,
+    ));
+    let cubic = run(&SimConfig::single(
+        CcKind::Cubic,
+        100e6,
+        100 * MS,
+        1.0,
+        0.01,
+        60 * S,
+    ));
     let b = bbr.flows[0].goodput_bps;
     let c = cubic.flows[0].goodput_bps;
     assert!(b >= 75e6, "bbr {b}");
     assert!(c <= 10e6, "cubic {c}");
     // The loss model did its job: about 1% of data packets dropped at random.
     let frac = bbr.link.drops_random as f64 / bbr.flows[0].segments_sent as f64;
-    assert!((0.009..0.011).contains(&frac), "random drop fraction {frac}");
+    assert!(
+        (0.009..0.011).contains(&frac),
+        "random drop fraction {frac}"
+    );
 }
 
 /// Two BBR flows with the same RTT share fairly in the second half of a 60 s run.
@@ -85,7 +108,10 @@ fn to_json(r: &cclab_results::RunResult) -> String {
 #[test]
 fn determinism() {
     let mut cfg = SimConfig::single(CcKind::Cubic, 50e6, 20 * MS, 1.0, 0.005, 10 * S);
-    cfg.flows.push(SimFlow { cc: CcKind::Bbr, ..cfg.flows[0].clone() });
+    cfg.flows.push(SimFlow {
+        cc: CcKind::Bbr,
+        ..cfg.flows[0].clone()
+    });
     let a = to_json(&run(&cfg));
     let b = to_json(&run(&cfg));
     assert_eq!(a, b);
@@ -101,7 +127,9 @@ fn determinism() {
 fn conservation_and_complete_delivery() {
     let mut x: u64 = 0x5eed;
     let mut next = |n: u64| {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (x >> 33) % n
     };
     for case in 0..24 {
@@ -128,12 +156,24 @@ fn conservation_and_complete_delivery() {
         let r = run(&cfg);
         let sent: u64 = r.flows.iter().map(|f| f.segments_sent).sum();
         assert_eq!(r.link.drops_random, 0);
-        assert_eq!(sent, r.link.forwarded_pkts + r.link.drops_buffer, "case {case}: {cfg:?}");
+        assert_eq!(
+            sent,
+            r.link.forwarded_pkts + r.link.drops_buffer,
+            "case {case}: {cfg:?}"
+        );
         for (f, spec) in r.flows.iter().zip(&cfg.flows) {
-            assert_eq!(Some(f.bytes_delivered), spec.size, "case {case} flow {}", f.id);
+            assert_eq!(
+                Some(f.bytes_delivered),
+                spec.size,
+                "case {case} flow {}",
+                f.id
+            );
             assert!(f.fct_s.is_some());
             // Every retransmission answers a drop or is a (bounded) tail-loss probe/RTO.
-            assert!(f.retransmits <= r.link.drops_buffer + 2 * (f.rto_count + 1) + 64, "case {case}");
+            assert!(
+                f.retransmits <= r.link.drops_buffer + 2 * (f.rto_count + 1) + 64,
+                "case {case}"
+            );
         }
     }
 }
@@ -153,10 +193,17 @@ fn waking_hosts_overflow_slow_start_a_round_earlier() {
     let instant = run(&cfg);
     cfg.host_wake = Some(HostWake::LAB);
     let woken = run(&cfg);
-    let cwnd_at_1s = |r: &cclab_results::RunResult| r.series.as_ref().unwrap().flows[0].cwnd_pkts[9];
+    let cwnd_at_1s =
+        |r: &cclab_results::RunResult| r.series.as_ref().unwrap().flows[0].cwnd_pkts[9];
     let (ci, cw) = (cwnd_at_1s(&instant), cwnd_at_1s(&woken));
-    assert!((110.0..140.0).contains(&ci), "instant hosts: cwnd at 1 s {ci}");
-    assert!((70.0..100.0).contains(&cw), "waking hosts: cwnd at 1 s {cw}");
+    assert!(
+        (110.0..140.0).contains(&ci),
+        "instant hosts: cwnd at 1 s {ci}"
+    );
+    assert!(
+        (70.0..100.0).contains(&cw),
+        "waking hosts: cwnd at 1 s {cw}"
+    );
     let (ri, rw) = (instant.flows[0].retransmits, woken.flows[0].retransmits);
     assert!(rw * 3 < ri * 2, "retransmits: waking {rw}, instant {ri}");
 }
@@ -171,7 +218,10 @@ fn busy_hosts_do_not_sleep() {
     cfg.host_wake = Some(HostWake::LAB);
     let woken = run(&cfg);
     let (gi, gw) = (instant.flows[0].goodput_bps, woken.flows[0].goodput_bps);
-    assert!((gw / gi - 1.0).abs() < 0.01, "goodput: waking {gw}, instant {gi}");
+    assert!(
+        (gw / gi - 1.0).abs() < 0.01,
+        "goodput: waking {gw}, instant {gi}"
+    );
 }
 
 /// The hosts' handling time (`HostLatency`, docs/fidelity.md item 15) is on the ACK path:
@@ -185,10 +235,19 @@ fn host_latency_is_part_of_the_rtt() {
     let slow = run(&cfg);
     let (mi, ms) = (instant.flows[0].rtt_ms.min, slow.flows[0].rtt_ms.min);
     let base_ms = HostLatency::LAB.base_ns as f64 / 1e6;
-    assert!(ms >= mi + base_ms - 0.001, "min RTT: {ms} ms with host latency, {mi} without");
-    assert!(ms < mi + base_ms + 0.1, "min RTT: {ms} ms with host latency, {mi} without");
+    assert!(
+        ms >= mi + base_ms - 0.001,
+        "min RTT: {ms} ms with host latency, {mi} without"
+    );
+    assert!(
+        ms < mi + base_ms + 0.1,
+        "min RTT: {ms} ms with host latency, {mi} without"
+    );
     let (gi, gs) = (instant.flows[0].goodput_bps, slow.flows[0].goodput_bps);
-    assert!((gs / gi - 1.0).abs() < 0.02, "a 10 ms path hardly notices: {gs} vs {gi}");
+    assert!(
+        (gs / gi - 1.0).abs() < 0.02,
+        "a 10 ms path hardly notices: {gs} vs {gi}"
+    );
 }
 
 /// Below a millisecond the hosts' spread decides how bursts meet at a small buffer: CUBIC on
@@ -204,9 +263,18 @@ fn host_latency_spread_costs_a_tiny_buffer() {
     let instant = run(&cfg);
     cfg.host_latency = Some(HostLatency::LAB);
     let slow = run(&cfg);
-    let (gi, gs) = (instant.flows[0].goodput_bps / 1e6, slow.flows[0].goodput_bps / 1e6);
-    assert!(gs < gi * 0.9, "goodput: {gs:.0} Mbit/s with host latency, {gi:.0} without");
-    assert!((220.0..300.0).contains(&gs), "goodput with host latency: {gs:.0} Mbit/s");
+    let (gi, gs) = (
+        instant.flows[0].goodput_bps / 1e6,
+        slow.flows[0].goodput_bps / 1e6,
+    );
+    assert!(
+        gs < gi * 0.9,
+        "goodput: {gs:.0} Mbit/s with host latency, {gi:.0} without"
+    );
+    assert!(
+        (220.0..300.0).contains(&gs),
+        "goodput with host latency: {gs:.0} Mbit/s"
+    );
 }
 
 /// A scenario's `link.host_latency` and `link.host_jitter` reach the simulated hosts; without
@@ -215,10 +283,16 @@ fn host_latency_spread_costs_a_tiny_buffer() {
 fn scenario_keys_set_the_host_latency() {
     let text = "name = \"h\"\nduration = \"1s\"\n[link]\nrate = \"100mbit\"\nrtt = \"10ms\"\n[[flows]]\ncc = \"cubic\"\n";
     let cfg_of = |t: &str| {
-        let pts = cclab_scenario::ScenarioFile::from_str(t, "h.toml").unwrap().expand().unwrap();
+        let pts = cclab_scenario::ScenarioFile::from_str(t, "h.toml")
+            .unwrap()
+            .expand()
+            .unwrap();
         cclab_sim::config_from_scenario(&pts[0].scenario).unwrap()
     };
     assert_eq!(cfg_of(text).host_latency, None);
-    let lab = text.replace("rtt = \"10ms\"\n", "rtt = \"10ms\"\nhost_latency = \"40us\"\nhost_jitter = \"40us\"\n");
+    let lab = text.replace(
+        "rtt = \"10ms\"\n",
+        "rtt = \"10ms\"\nhost_latency = \"40us\"\nhost_jitter = \"40us\"\n",
+    );
     assert_eq!(cfg_of(&lab).host_latency, Some(HostLatency::LAB));
 }

@@ -76,7 +76,12 @@ pub fn measure(case: &Case, repeats: u32) -> Measured {
         let events = sim.events();
         let packets = sim.packets_forwarded();
         let r = sim.into_result();
-        last = Some((events, packets, r.flows.iter().map(|f| f.goodput_bps).sum::<f64>(), r.duration_s));
+        last = Some((
+            events,
+            packets,
+            r.flows.iter().map(|f| f.goodput_bps).sum::<f64>(),
+            r.duration_s,
+        ));
     }
     let (events, packets, goodput, dur) = last.unwrap();
     Measured {
@@ -114,7 +119,11 @@ pub fn kernel_case(
 ) -> Result<cclab_kernel::Capacity, cclab_kernel::KernelError> {
     let timing = cclab_kernel::ElementTiming::Hybrid;
     match mode {
-        cclab_kernel::ElementMode::Segments => cclab_kernel::capacity_sweep(mode, delay_ns, secs, timing),
-        cclab_kernel::ElementMode::Gso => cclab_kernel::tcp_capacity_sweep(mode, delay_ns, secs.max(3.0), timing),
+        cclab_kernel::ElementMode::Segments => {
+            cclab_kernel::capacity_sweep(mode, delay_ns, secs, timing)
+        }
+        cclab_kernel::ElementMode::Gso => {
+            cclab_kernel::tcp_capacity_sweep(mode, delay_ns, secs.max(3.0), timing)
+        }
     }
 }

@@ -75,7 +75,12 @@ impl Stats {
             return None;
         }
         let median = median(&mut v);
-        Some(Stats { median, min: v[0], max: v[v.len() - 1], n: v.len() })
+        Some(Stats {
+            median,
+            min: v[0],
+            max: v[v.len() - 1],
+            n: v.len(),
+        })
     }
 }
 
@@ -156,8 +161,12 @@ pub struct Calibration {
 }
 
 fn scenario_files(dir: &Path) -> Result<Vec<String>, Error> {
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| Error::new(format!("cannot read calibration directory {}: {e}", dir.display())))?;
+    let rd = std::fs::read_dir(dir).map_err(|e| {
+        Error::new(format!(
+            "cannot read calibration directory {}: {e}",
+            dir.display()
+        ))
+    })?;
     let mut v: Vec<String> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -166,7 +175,10 @@ fn scenario_files(dir: &Path) -> Result<Vec<String>, Error> {
         .collect();
     v.sort();
     if v.is_empty() {
-        return Err(Error::new(format!("{}: no .toml scenarios in the calibration directory", dir.display())));
+        return Err(Error::new(format!(
+            "{}: no .toml scenarios in the calibration directory",
+            dir.display()
+        )));
     }
     Ok(v)
 }
@@ -191,7 +203,9 @@ pub fn identical_flows(sc: &Scenario) -> Vec<usize> {
             keys.push((&g.cc, g.start_ns, g.size_bytes, g.rtt_extra_ns, g.init_cwnd));
         }
     }
-    (0..keys.len()).map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i)).collect()
+    (0..keys.len())
+        .map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i))
+        .collect()
 }
 
 /// The flows of `r` in comparison order: position `i` holds the index of the flow that
@@ -207,7 +221,12 @@ fn ranked(r: &RunResult, class: &[usize]) -> Vec<usize> {
         }
         let members: Vec<usize> = (0..n).filter(|&j| class[j] == class[i]).collect();
         let mut by_goodput = members.clone();
-        by_goodput.sort_by(|&a, &b| r.flows[b].goodput_bps.total_cmp(&r.flows[a].goodput_bps).then(a.cmp(&b)));
+        by_goodput.sort_by(|&a, &b| {
+            r.flows[b]
+                .goodput_bps
+                .total_cmp(&r.flows[a].goodput_bps)
+                .then(a.cmp(&b))
+        });
         for (slot, flow) in members.iter().zip(by_goodput) {
             order[*slot] = flow;
             seen[*slot] = true;
@@ -217,18 +236,31 @@ fn ranked(r: &RunResult, class: &[usize]) -> Vec<usize> {
 }
 
 /// Compare one point's simulator runs with its kernel runs (both over the same seeds).
-fn compare_point(scenario: &str, params: String, class: &[usize], sim: &[&RunResult], kernel: &[&RunResult]) -> Vec<FlowCal> {
+fn compare_point(
+    scenario: &str,
+    params: String,
+    class: &[usize],
+    sim: &[&RunResult],
+    kernel: &[&RunResult],
+) -> Vec<FlowCal> {
     let mut out = Vec::new();
     let Some(first) = sim.first() else { return out };
     let sim_order: Vec<Vec<usize>> = sim.iter().map(|r| ranked(r, class)).collect();
     let k_order: Vec<Vec<usize>> = kernel.iter().map(|r| ranked(r, class)).collect();
     for (fi, f) in first.flows.iter().enumerate() {
-        let peers: Vec<usize> = (0..first.flows.len()).filter(|&j| class.get(j) == class.get(fi)).collect();
-        let rank = (peers.len() > 1).then(|| peers.iter().position(|&j| j == fi).unwrap_or(0) as u32 + 1);
+        let peers: Vec<usize> = (0..first.flows.len())
+            .filter(|&j| class.get(j) == class.get(fi))
+            .collect();
+        let rank =
+            (peers.len() > 1).then(|| peers.iter().position(|&j| j == fi).unwrap_or(0) as u32 + 1);
         let mut metrics = Vec::new();
         for (mi, name) in METRICS.into_iter().enumerate() {
             let values = |runs: &[&RunResult], order: &[Vec<usize>]| -> Vec<f64> {
-                runs.iter().zip(order).filter(|(_, o)| o.len() > fi).map(|(r, o)| metric(r, o[fi], mi)).collect()
+                runs.iter()
+                    .zip(order)
+                    .filter(|(_, o)| o.len() > fi)
+                    .map(|(r, o)| metric(r, o[fi], mi))
+                    .collect()
             };
             let s = Stats::of(values(sim, &sim_order)).expect("at least one simulator run");
             let k = Stats::of(values(kernel, &k_order));
@@ -237,7 +269,11 @@ fn compare_point(scenario: &str, params: String, class: &[usize], sim: &[&RunRes
                 None => (None, None),
                 Some(k) => {
                     let med = k.median;
-                    let err = if med.abs() > 0.0 { Some((sv - med) / med) } else { None };
+                    let err = if med.abs() > 0.0 {
+                        Some((sv - med) / med)
+                    } else {
+                        None
+                    };
                     let in_range = sv >= k.min && sv <= k.max;
                     let ok = match name {
                         "goodput_bps" => Some(in_range || err.is_some_and(|e| e.abs() <= 0.10)),
@@ -251,7 +287,14 @@ fn compare_point(scenario: &str, params: String, class: &[usize], sim: &[&RunRes
                     (err, ok)
                 }
             };
-            metrics.push(MetricCal { metric: name, sim: sv, sim_stats: s, kernel: k, error, ok });
+            metrics.push(MetricCal {
+                metric: name,
+                sim: sv,
+                sim_stats: s,
+                kernel: k,
+                error,
+                ok,
+            });
         }
         out.push(FlowCal {
             scenario: scenario.to_string(),
@@ -273,8 +316,12 @@ fn summarize(points: &[FlowCal]) -> Summary {
     let (mut rx_ok, mut rxn, mut rtt_ok, mut rttn) = (0usize, 0usize, 0usize, 0usize);
     for p in points {
         for m in &p.metrics {
-            let (Some(k), Some(e)) = (&m.kernel, m.error) else { continue };
-            errs.entry((p.cc.clone(), m.metric)).or_default().push(e.abs());
+            let (Some(k), Some(e)) = (&m.kernel, m.error) else {
+                continue;
+            };
+            errs.entry((p.cc.clone(), m.metric))
+                .or_default()
+                .push(e.abs());
             match m.metric {
                 "goodput_bps" => {
                     gn += 1;
@@ -306,7 +353,11 @@ fn summarize(points: &[FlowCal]) -> Summary {
         let med = median(&mut v);
         s.per_cc.entry(cc).or_default().insert(
             metric.to_string(),
-            ErrorSummary { points: n, median_abs_error: med, worst_abs_error: worst },
+            ErrorSummary {
+                points: n,
+                median_abs_error: med,
+                worst_abs_error: worst,
+            },
         );
     }
     let frac = |a: usize, n: usize| if n == 0 { 0.0 } else { a as f64 / n as f64 };
@@ -329,12 +380,21 @@ fn summarize(points: &[FlowCal]) -> Summary {
 /// (sim first, then kernel, one per scenario file).
 pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<ResultsDoc>), Error> {
     let files = scenario_files(&opts.dir)?;
-    let load_opts = RunOptions { backend: Backend::Sim, ..RunOptions::default() };
-    let plans: Vec<Plan> = files.iter().map(|f| runner::plan(f, &load_opts)).collect::<Result<_, _>>()?;
+    let load_opts = RunOptions {
+        backend: Backend::Sim,
+        ..RunOptions::default()
+    };
+    let plans: Vec<Plan> = files
+        .iter()
+        .map(|f| runner::plan(f, &load_opts))
+        .collect::<Result<_, _>>()?;
     // Stored kernel runs decide the seeds; load them before running anything.
     let stored = match &opts.kernel_from {
         Some(dir) if !opts.sim_only => {
-            let docs = plans.iter().map(|p| load_kernel_doc(dir, p)).collect::<Result<Vec<_>, _>>()?;
+            let docs = plans
+                .iter()
+                .map(|p| load_kernel_doc(dir, p))
+                .collect::<Result<Vec<_>, _>>()?;
             let r = docs.first().map_or(1, |(_, r)| *r);
             if docs.iter().any(|(_, x)| *x != r) {
                 return Err(Error::new(format!(
@@ -349,7 +409,12 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     };
     let repeat = stored.as_ref().map_or(opts.repeat.max(1), |(_, r)| *r);
     // The simulator runs the same seeds as the kernel: its value is a median too.
-    let sim_opts = RunOptions { backend: Backend::Sim, repeat, progress: opts.progress, ..RunOptions::default() };
+    let sim_opts = RunOptions {
+        backend: Backend::Sim,
+        repeat,
+        progress: opts.progress,
+        ..RunOptions::default()
+    };
     let sim_docs = runner::execute(&plans, &sim_opts)?;
     let kernel_docs = if opts.sim_only {
         Vec::new()
@@ -371,19 +436,36 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     for (pi, plan) in plans.iter().enumerate() {
         for (i, pt) in plan.points.iter().enumerate() {
             let mut sim: Vec<&RunResult> = sim_docs[pi].runs[i * r..(i + 1) * r].iter().collect();
-            let mut kernel: Vec<&RunResult> =
-                kernel_docs.get(pi).map(|d| d.runs[i * r..(i + 1) * r].iter().collect()).unwrap_or_default();
-            let label = if pt.label().is_empty() { "-".to_string() } else { pt.label() };
-            for (seed, why, kept) in leave_out_disturbed(&mut sim, &mut kernel, opts.keep_disturbed) {
-                disturbed.push(DisturbedRun { scenario: plan.name.clone(), params: label.clone(), seed, why, kept });
+            let mut kernel: Vec<&RunResult> = kernel_docs
+                .get(pi)
+                .map(|d| d.runs[i * r..(i + 1) * r].iter().collect())
+                .unwrap_or_default();
+            let label = if pt.label().is_empty() {
+                "-".to_string()
+            } else {
+                pt.label()
+            };
+            for (seed, why, kept) in leave_out_disturbed(&mut sim, &mut kernel, opts.keep_disturbed)
+            {
+                disturbed.push(DisturbedRun {
+                    scenario: plan.name.clone(),
+                    params: label.clone(),
+                    seed,
+                    why,
+                    kept,
+                });
             }
             let class = identical_flows(&pt.scenario);
             points.extend(compare_point(&plan.name, label, &class, &sim, &kernel));
         }
     }
     let summary = summarize(&points);
-    let retries: Vec<u32> =
-        kernel_docs.iter().flat_map(|d| &d.runs).filter_map(|r| r.lab.as_ref().map(|l| l.retries)).filter(|&n| n > 0).collect();
+    let retries: Vec<u32> = kernel_docs
+        .iter()
+        .flat_map(|d| &d.runs)
+        .filter_map(|r| r.lab.as_ref().map(|l| l.retries))
+        .filter(|&n| n > 0)
+        .collect();
     let cal = Calibration {
         cclab: cclab_results::VERSION.to_string(),
         repeat,
@@ -401,16 +483,36 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
 /// Finds a point's disturbed kernel runs and, unless `keep` or none of its runs was quiet,
 /// removes them and the simulator runs of the same seeds (same index) from the comparison.
 /// Returns (seed, what happened, kept) per disturbed run.
-fn leave_out_disturbed(sim: &mut Vec<&RunResult>, kernel: &mut Vec<&RunResult>, keep: bool) -> Vec<(u64, String, bool)> {
-    let why: Vec<Option<String>> =
-        kernel.iter().map(|k| k.lab.as_ref().and_then(|l| l.disturbed(k.duration_s))).collect();
+fn leave_out_disturbed(
+    sim: &mut Vec<&RunResult>,
+    kernel: &mut Vec<&RunResult>,
+    keep: bool,
+) -> Vec<(u64, String, bool)> {
+    let why: Vec<Option<String>> = kernel
+        .iter()
+        .map(|k| k.lab.as_ref().and_then(|l| l.disturbed(k.duration_s)))
+        .collect();
     let quiet = why.iter().filter(|w| w.is_none()).count();
     let drop = !keep && quiet > 0 && quiet < kernel.len();
-    let out = kernel.iter().zip(&why).filter_map(|(k, w)| w.as_ref().map(|w| (k.seed, w.clone(), !drop))).collect();
+    let out = kernel
+        .iter()
+        .zip(&why)
+        .filter_map(|(k, w)| w.as_ref().map(|w| (k.seed, w.clone(), !drop)))
+        .collect();
     if drop {
-        let quiet = |i: usize| why.get(i).map_or(true, Option::is_none);
-        *kernel = kernel.iter().enumerate().filter(|&(i, _)| quiet(i)).map(|(_, r)| *r).collect();
-        *sim = sim.iter().enumerate().filter(|&(i, _)| quiet(i)).map(|(_, r)| *r).collect();
+        let quiet = |i: usize| why.get(i).is_none_or(Option::is_none);
+        *kernel = kernel
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| quiet(i))
+            .map(|(_, r)| *r)
+            .collect();
+        *sim = sim
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| quiet(i))
+            .map(|(_, r)| *r)
+            .collect();
     }
     out
 }
@@ -419,13 +521,21 @@ fn leave_out_disturbed(sim: &mut Vec<&RunResult>, kernel: &mut Vec<&RunResult>, 
 /// belong to the same matrix (same points, in order).
 fn load_kernel_doc(dir: &Path, plan: &Plan) -> Result<(ResultsDoc, u32), Error> {
     let path = dir.join(format!("kernel-{}.json", plan.name));
-    let redo = format!("re-run `cclab calibrate --out {}` as root to store them", dir.display());
+    let redo = format!(
+        "re-run `cclab calibrate --out {}` as root to store them",
+        dir.display()
+    );
     let text = std::fs::read_to_string(&path)
         .map_err(|e| Error::new(format!("{}: {e}; {redo}", path.display())))?;
-    let doc: ResultsDoc = serde_json::from_str(&text)
-        .map_err(|e| Error::new(format!("{}: not a cclab results document ({e}); {redo}", path.display())))?;
+    let doc: ResultsDoc = serde_json::from_str(&text).map_err(|e| {
+        Error::new(format!(
+            "{}: not a cclab results document ({e}); {redo}",
+            path.display()
+        ))
+    })?;
     let n = plan.points.len();
-    if doc.backend != "kernel" || n == 0 || doc.runs.is_empty() || doc.runs.len() % n != 0 {
+    if doc.backend != "kernel" || n == 0 || doc.runs.is_empty() || !doc.runs.len().is_multiple_of(n)
+    {
         return Err(Error::new(format!(
             "{}: {} {} runs do not fit the {n} points of {}; {redo}",
             path.display(),
@@ -436,7 +546,10 @@ fn load_kernel_doc(dir: &Path, plan: &Plan) -> Result<(ResultsDoc, u32), Error> 
     }
     let r = doc.runs.len() / n;
     for (i, pt) in plan.points.iter().enumerate() {
-        if doc.runs[i * r..(i + 1) * r].iter().any(|run| run.params != pt.params) {
+        if doc.runs[i * r..(i + 1) * r]
+            .iter()
+            .any(|run| run.params != pt.params)
+        {
             return Err(Error::new(format!(
                 "{}: the stored runs are not the matrix points of {} (point {} is {}); {redo}",
                 path.display(),
@@ -484,14 +597,47 @@ pub fn markdown(cal: &Calibration) -> String {
     } else {
         let _ = writeln!(s, "| target | result | met |\n|---|---|---|");
         let yes = |b: bool| if b { "yes" } else { "no" };
-        let _ = writeln!(s, "| goodput within 10% (or kernel range) at >= 80% of points | {:.0}% of {} | {} |", sm.goodput_within_10pct * 100.0, sm.goodput_points, yes(sm.goodput_within_10pct >= 0.8));
-        let _ = writeln!(s, "| goodput within 25% (or kernel range) at all points | {} | {} |", if sm.goodput_all_within_25pct { "all" } else { "not all" }, yes(sm.goodput_all_within_25pct));
-        let _ = writeln!(s, "| retransmit ratio within 1.5x where kernel > 0.1% | {:.0}% of {} | {} |", sm.retrans_within_1_5x * 100.0, sm.retrans_points, yes(sm.retrans_points == 0 || sm.retrans_within_1_5x >= 1.0));
-        let _ = writeln!(s, "| RTT p50 within 15% | {:.0}% of {} | {} |\n", sm.rtt_within_15pct * 100.0, sm.rtt_points, yes(sm.rtt_points == 0 || sm.rtt_within_15pct >= 1.0));
+        let _ = writeln!(
+            s,
+            "| goodput within 10% (or kernel range) at >= 80% of points | {:.0}% of {} | {} |",
+            sm.goodput_within_10pct * 100.0,
+            sm.goodput_points,
+            yes(sm.goodput_within_10pct >= 0.8)
+        );
+        let _ = writeln!(
+            s,
+            "| goodput within 25% (or kernel range) at all points | {} | {} |",
+            if sm.goodput_all_within_25pct {
+                "all"
+            } else {
+                "not all"
+            },
+            yes(sm.goodput_all_within_25pct)
+        );
+        let _ = writeln!(
+            s,
+            "| retransmit ratio within 1.5x where kernel > 0.1% | {:.0}% of {} | {} |",
+            sm.retrans_within_1_5x * 100.0,
+            sm.retrans_points,
+            yes(sm.retrans_points == 0 || sm.retrans_within_1_5x >= 1.0)
+        );
+        let _ = writeln!(
+            s,
+            "| RTT p50 within 15% | {:.0}% of {} | {} |\n",
+            sm.rtt_within_15pct * 100.0,
+            sm.rtt_points,
+            yes(sm.rtt_points == 0 || sm.rtt_within_15pct >= 1.0)
+        );
         let _ = writeln!(s, "| controller | metric | points | median abs error | worst abs error |\n|---|---|---|---|---|");
         for (cc, m) in &sm.per_cc {
             for (metric, e) in m {
-                let _ = writeln!(s, "| {cc} | {metric} | {} | {:.1}% | {:.1}% |", e.points, e.median_abs_error * 100.0, e.worst_abs_error * 100.0);
+                let _ = writeln!(
+                    s,
+                    "| {cc} | {metric} | {} | {:.1}% | {:.1}% |",
+                    e.points,
+                    e.median_abs_error * 100.0,
+                    e.worst_abs_error * 100.0
+                );
             }
         }
         s.push('\n');
@@ -499,18 +645,34 @@ pub fn markdown(cal: &Calibration) -> String {
     for metric in ["goodput_bps", "retrans_ratio", "rtt_p50_ms"] {
         let _ = writeln!(s, "## {metric}\n\n| scenario | params | flow | sim median [min-max] | kernel median [min-max] | error | ok |\n|---|---|---|---|---|---|---|");
         for p in &cal.points {
-            let Some(m) = p.metrics.iter().find(|m| m.metric == metric) else { continue };
+            let Some(m) = p.metrics.iter().find(|m| m.metric == metric) else {
+                continue;
+            };
             let range = |k: &Stats| {
-                format!("{} [{} - {}]", fmt_metric(metric, k.median), fmt_metric(metric, k.min), fmt_metric(metric, k.max))
+                format!(
+                    "{} [{} - {}]",
+                    fmt_metric(metric, k.median),
+                    fmt_metric(metric, k.min),
+                    fmt_metric(metric, k.max)
+                )
             };
             let k = m.kernel.as_ref().map_or("-".to_string(), range);
-            let e = m.error.map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0));
+            let e = m
+                .error
+                .map_or("-".to_string(), |e| format!("{:+.1}%", e * 100.0));
             let ok = match m.ok {
                 Some(true) => "yes",
                 Some(false) => "**no**",
                 None => "n/a",
             };
-            let _ = writeln!(s, "| {} | {} | {} | {} | {k} | {e} | {ok} |", p.scenario, p.params, flow_label(p), range(&m.sim_stats));
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {k} | {e} | {ok} |",
+                p.scenario,
+                p.params,
+                flow_label(p),
+                range(&m.sim_stats)
+            );
         }
         s.push('\n');
     }
@@ -524,7 +686,15 @@ pub fn markdown(cal: &Calibration) -> String {
     if !cal.disturbed.is_empty() {
         let _ = writeln!(s, "## Disturbed kernel runs\n\nRuns during which this machine was busy elsewhere (over 5% of its CPU time taken by the hypervisor, or the link element stalling more than twice a second): they measured the machine as much as the path. `left out` runs are excluded from their point's kernel and simulator statistics (same seed); `kept` ones were the only runs of their point or `--keep-disturbed` was given.\n\n| scenario | params | seed | what happened | |\n|---|---|---|---|---|");
         for d in &cal.disturbed {
-            let _ = writeln!(s, "| {} | {} | {} | {} | {} |", d.scenario, d.params, d.seed, d.why, if d.kept { "kept" } else { "left out" });
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                d.scenario,
+                d.params,
+                d.seed,
+                d.why,
+                if d.kept { "kept" } else { "left out" }
+            );
         }
         s.push('\n');
     }
@@ -535,11 +705,26 @@ pub fn markdown(cal: &Calibration) -> String {
 pub fn text(cal: &Calibration) -> String {
     let mut s = String::new();
     for p in &cal.points {
-        let _ = write!(s, "{:<26} {:<40} {:<10}", p.scenario, p.params, flow_label(p));
+        let _ = write!(
+            s,
+            "{:<26} {:<40} {:<10}",
+            p.scenario,
+            p.params,
+            flow_label(p)
+        );
         for m in &p.metrics {
-            let k = m.kernel.as_ref().map_or(String::new(), |k| format!(" k {}", fmt_metric(m.metric, k.median)));
-            let e = m.error.map_or(String::new(), |e| format!(" {:+.0}%", e * 100.0));
-            let _ = write!(s, " | {} {}{k}{e}", m.metric.split('_').next().unwrap_or(""), fmt_metric(m.metric, m.sim));
+            let k = m.kernel.as_ref().map_or(String::new(), |k| {
+                format!(" k {}", fmt_metric(m.metric, k.median))
+            });
+            let e = m
+                .error
+                .map_or(String::new(), |e| format!(" {:+.0}%", e * 100.0));
+            let _ = write!(
+                s,
+                " | {} {}{k}{e}",
+                m.metric.split('_').next().unwrap_or(""),
+                fmt_metric(m.metric, m.sim)
+            );
         }
         s.push('\n');
     }
@@ -559,7 +744,11 @@ pub fn text(cal: &Calibration) -> String {
         );
     }
     if cal.rerun_runs > 0 {
-        let _ = writeln!(s, "kernel runs run again because the machine disturbed them: {} ({} attempts set aside)", cal.rerun_runs, cal.rerun_attempts);
+        let _ = writeln!(
+            s,
+            "kernel runs run again because the machine disturbed them: {} ({} attempts set aside)",
+            cal.rerun_runs, cal.rerun_attempts
+        );
     }
     if !cal.disturbed.is_empty() {
         let left = cal.disturbed.iter().filter(|d| !d.kept).count();
@@ -586,7 +775,12 @@ mod tests {
                 cc: "bbr".into(),
                 goodput_bps: goodput,
                 retrans_ratio: retrans,
-                rtt_ms: Percentiles { min: rtt, p50: rtt, p95: rtt, p99: rtt },
+                rtt_ms: Percentiles {
+                    min: rtt,
+                    p50: rtt,
+                    p95: rtt,
+                    p99: rtt,
+                },
                 ..Default::default()
             }],
             link: LinkResult::default(),
@@ -611,7 +805,11 @@ mod tests {
     fn errors_ranges_and_targets() {
         let sim = [run_with(95.0, 0.02, 50.0)];
         let sr: Vec<&RunResult> = sim.iter().collect();
-        let k = [run_with(100.0, 0.01, 40.0), run_with(80.0, 0.012, 41.0), run_with(120.0, 0.0125, 42.0)];
+        let k = [
+            run_with(100.0, 0.01, 40.0),
+            run_with(80.0, 0.012, 41.0),
+            run_with(120.0, 0.0125, 42.0),
+        ];
         let kr: Vec<&RunResult> = k.iter().collect();
         let p = compare_point("s", "-".into(), &[0], &sr, &kr);
         let g = &p[0].metrics[0];
@@ -635,13 +833,20 @@ mod tests {
 
     #[test]
     fn the_simulator_value_is_its_median_over_seeds() {
-        let sim = [run_with(50.0, 0.01, 10.0), run_with(100.0, 0.01, 10.0), run_with(300.0, 0.01, 10.0)];
+        let sim = [
+            run_with(50.0, 0.01, 10.0),
+            run_with(100.0, 0.01, 10.0),
+            run_with(300.0, 0.01, 10.0),
+        ];
         let sr: Vec<&RunResult> = sim.iter().collect();
         let k = [run_with(105.0, 0.01, 10.0)];
         let kr: Vec<&RunResult> = k.iter().collect();
         let g = &compare_point("s", "-".into(), &[0], &sr, &kr)[0].metrics[0];
         assert_eq!(g.sim, 100.0);
-        assert_eq!((g.sim_stats.min, g.sim_stats.max, g.sim_stats.n), (50.0, 300.0, 3));
+        assert_eq!(
+            (g.sim_stats.min, g.sim_stats.max, g.sim_stats.n),
+            (50.0, 300.0, 3)
+        );
         assert_eq!(g.ok, Some(true));
     }
 
@@ -651,32 +856,55 @@ mod tests {
         let with = |mut r: RunResult, seed: u64, steal_ms: f64| {
             r.seed = seed;
             r.duration_s = 20.0;
-            r.lab = Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: 0, retries: 0 });
+            r.lab = Some(LabConditions {
+                steal_ms: Some(steal_ms),
+                cpus: 2,
+                element_stalls: 0,
+                retries: 0,
+            });
             r
         };
         // Seed 2's kernel run lost 22% of the CPU and its figure went the other way.
-        let sim = [run_with(84.0, 0.01, 34.0), run_with(80.0, 0.01, 34.0), run_with(83.0, 0.01, 34.0)];
-        let k = [with(run_with(82.0, 0.01, 34.0), 1, 300.0), with(run_with(30.0, 0.01, 26.0), 2, 8900.0), with(run_with(83.0, 0.01, 34.0), 3, 500.0)];
-        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim.iter().collect(), k.iter().collect());
+        let sim = [
+            run_with(84.0, 0.01, 34.0),
+            run_with(80.0, 0.01, 34.0),
+            run_with(83.0, 0.01, 34.0),
+        ];
+        let k = [
+            with(run_with(82.0, 0.01, 34.0), 1, 300.0),
+            with(run_with(30.0, 0.01, 26.0), 2, 8900.0),
+            with(run_with(83.0, 0.01, 34.0), 3, 500.0),
+        ];
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) =
+            (sim.iter().collect(), k.iter().collect());
         let d = leave_out_disturbed(&mut sr, &mut kr, false);
         assert_eq!(d.len(), 1);
         assert_eq!((d[0].0, d[0].2), (2, false));
         assert!(d[0].1.contains("22%"), "{}", d[0].1);
         assert_eq!(kr.iter().map(|r| r.seed).collect::<Vec<_>>(), [1, 3]);
-        assert_eq!(sr.iter().map(|r| r.flows[0].goodput_bps).collect::<Vec<_>>(), [84.0, 83.0], "the simulator's seed 2 goes too");
+        assert_eq!(
+            sr.iter()
+                .map(|r| r.flows[0].goodput_bps)
+                .collect::<Vec<_>>(),
+            [84.0, 83.0],
+            "the simulator's seed 2 goes too"
+        );
         let g = &compare_point("s", "-".into(), &[0], &sr, &kr)[0].metrics[0];
         assert_eq!((g.kernel.as_ref().unwrap().n, g.ok), (2, Some(true)));
         // --keep-disturbed keeps everything, and so does a point with no quiet run.
-        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim.iter().collect(), k.iter().collect());
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) =
+            (sim.iter().collect(), k.iter().collect());
         assert!(leave_out_disturbed(&mut sr, &mut kr, true)[0].2);
         assert_eq!((sr.len(), kr.len()), (3, 3));
         let all_bad = [with(run_with(30.0, 0.01, 26.0), 1, 9000.0)];
-        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim[..1].iter().collect(), all_bad.iter().collect());
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) =
+            (sim[..1].iter().collect(), all_bad.iter().collect());
         assert!(leave_out_disturbed(&mut sr, &mut kr, false)[0].2);
         assert_eq!(kr.len(), 1);
         // Simulator-only or stored pre-`lab` kernel documents: nothing is disturbed.
         let plain = [run_with(82.0, 0.01, 34.0)];
-        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim[..1].iter().collect(), plain.iter().collect());
+        let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) =
+            (sim[..1].iter().collect(), plain.iter().collect());
         assert!(leave_out_disturbed(&mut sr, &mut kr, false).is_empty());
     }
 
@@ -686,9 +914,13 @@ mod tests {
         // off; by rank they agree.
         let sim = [two_flows(60.0, 30.0)];
         let k = [two_flows(31.0, 61.0)];
-        let (sr, kr): (Vec<&RunResult>, Vec<&RunResult>) = (sim.iter().collect(), k.iter().collect());
+        let (sr, kr): (Vec<&RunResult>, Vec<&RunResult>) =
+            (sim.iter().collect(), k.iter().collect());
         let p = compare_point("s", "-".into(), &[0, 0], &sr, &kr);
-        assert_eq!((p[0].rank, p[1].rank, p[0].identical), (Some(1), Some(2), 2));
+        assert_eq!(
+            (p[0].rank, p[1].rank, p[0].identical),
+            (Some(1), Some(2), 2)
+        );
         assert_eq!(p[0].metrics[0].kernel.as_ref().unwrap().median, 61.0);
         assert_eq!(p[1].metrics[0].kernel.as_ref().unwrap().median, 31.0);
         assert!(p.iter().all(|f| f.metrics[0].ok == Some(true)));

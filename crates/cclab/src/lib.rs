@@ -11,5 +11,5 @@
 pub mod bench;
 pub mod calibrate;
 pub mod reference;
-pub mod runner;
 pub mod reports;
+pub mod runner;

@@ -187,7 +187,9 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Doctor(a) => cmd_doctor(a),
         Cmd::Calibrate(a) => cmd_calibrate(a),
-        Cmd::Lab { cmd: LabCmd::Clean(a) } => cmd_lab_clean(a),
+        Cmd::Lab {
+            cmd: LabCmd::Clean(a),
+        } => cmd_lab_clean(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -230,8 +232,10 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
         let text = if docs.len() == 1 {
             export::json(&docs[0])
         } else {
-            let vals: Vec<serde_json::Value> =
-                docs.iter().map(|d| serde_json::from_str(&export::json(d)).expect("valid json")).collect();
+            let vals: Vec<serde_json::Value> = docs
+                .iter()
+                .map(|d| serde_json::from_str(&export::json(d)).expect("valid json"))
+                .collect();
             serde_json::to_string_pretty(&vals).expect("json")
         };
         let _ = writeln!(out, "{text}");
@@ -260,25 +264,41 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
 }
 
 fn prepare_dir(dir: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::new(format!("cannot create output directory {}: {e}", dir.display())))
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::new(format!(
+            "cannot create output directory {}: {e}",
+            dir.display()
+        ))
+    })
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text).map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
+    std::fs::write(path, text)
+        .map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
 }
 
 /// DIR/results.json, DIR/flows.csv, DIR/series/run-<k>.csv, DIR/meta.json; with several
 /// files, one sub-directory per scenario name. Then DIR/report.html over all of them, built
 /// from those files (so `cclab report DIR` rebuilds the same page).
-fn write_out(dir: &Path, plans: &[runner::Plan], docs: &[cclab_results::ResultsDoc]) -> Result<(), Error> {
+fn write_out(
+    dir: &Path,
+    plans: &[runner::Plan],
+    docs: &[cclab_results::ResultsDoc],
+) -> Result<(), Error> {
     let mut bases = Vec::new();
     for (p, d) in plans.iter().zip(docs) {
-        let base = if docs.len() == 1 { dir.to_path_buf() } else { dir.join(&p.name) };
+        let base = if docs.len() == 1 {
+            dir.to_path_buf()
+        } else {
+            dir.join(&p.name)
+        };
         prepare_dir(&base)?;
         bases.push(base.clone());
         write_file(&base.join("results.json"), &export::json(d))?;
-        write_file(&base.join("meta.json"), &load::meta_json(&p.name, &p.path, p.description.as_deref()))?;
+        write_file(
+            &base.join("meta.json"),
+            &load::meta_json(&p.name, &p.path, p.description.as_deref()),
+        )?;
         write_file(&base.join("flows.csv"), &export::flows_csv(d))?;
         let sdir = base.join("series");
         prepare_dir(&sdir)?;
@@ -304,21 +324,35 @@ fn cmd_report(a: ReportArgs) -> Result<(), Error> {
             }
         }
     };
-    let opts = html::Options { title: a.title.clone(), ..Default::default() };
+    let opts = html::Options {
+        title: a.title.clone(),
+        ..Default::default()
+    };
     let bytes = reports::write_report(&a.dirs, &out, &opts)?;
-    println!("report written to {} ({:.1} kB)", out.display(), bytes as f64 / 1e3);
+    println!(
+        "report written to {} ({:.1} kB)",
+        out.display(),
+        bytes as f64 / 1e3
+    );
     Ok(())
 }
 
 fn cmd_compare(a: CompareArgs) -> Result<(), Error> {
     let c = reports::compare_paths(&a.a, &a.b)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&compare::to_json(&c)).expect("json"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&compare::to_json(&c)).expect("json")
+        );
     } else {
         print!("{}", compare::render_text(&c));
     }
     if c.pairs.is_empty() {
-        return Err(Error::new(format!("{} and {} share no runs (same scenario name and params)", a.a.display(), a.b.display())));
+        return Err(Error::new(format!(
+            "{} and {} share no runs (same scenario name and params)",
+            a.a.display(),
+            a.b.display()
+        )));
     }
     Ok(())
 }
@@ -401,14 +435,31 @@ fn cmd_calibrate(a: CalArgs) -> Result<(), Error> {
     if let Some(dir) = &a.out {
         prepare_dir(dir)?;
     }
-    let opts = cclab::calibrate::CalOptions { dir: a.dir.clone(), repeat: a.repeat, sim_only: a.sim_only, kernel_from: a.kernel_from.clone(), keep_disturbed: a.keep_disturbed, retry_disturbed: a.retry_disturbed, progress: !a.quiet };
+    let opts = cclab::calibrate::CalOptions {
+        dir: a.dir.clone(),
+        repeat: a.repeat,
+        sim_only: a.sim_only,
+        kernel_from: a.kernel_from.clone(),
+        keep_disturbed: a.keep_disturbed,
+        retry_disturbed: a.retry_disturbed,
+        progress: !a.quiet,
+    };
     let (cal, sim_docs, kernel_docs) = cclab::calibrate::run(&opts)?;
     if let Some(dir) = &a.out {
-        write_file(&dir.join("calibration.json"), &serde_json::to_string_pretty(&cal).expect("json"))?;
-        write_file(&dir.join("calibration.md"), &cclab::calibrate::markdown(&cal))?;
+        write_file(
+            &dir.join("calibration.json"),
+            &serde_json::to_string_pretty(&cal).expect("json"),
+        )?;
+        write_file(
+            &dir.join("calibration.md"),
+            &cclab::calibrate::markdown(&cal),
+        )?;
         for (kind, docs) in [("sim", &sim_docs), ("kernel", &kernel_docs)] {
             for d in docs.iter() {
-                write_file(&dir.join(format!("{kind}-{}.json", d.scenario)), &export::json(d))?;
+                write_file(
+                    &dir.join(format!("{kind}-{}.json", d.scenario)),
+                    &export::json(d),
+                )?;
             }
         }
     }

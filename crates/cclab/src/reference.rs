@@ -24,7 +24,9 @@ const FIGURE_KEYS: &[&str] = &["goodput", "retransmits", "note", "fct", "rtt"];
 /// Turn a selector value into the SI number the resolved scenario map holds for `key`.
 fn normalise(key: &str, v: &Value) -> Value {
     let leaf = key.rsplit('.').next().unwrap_or(key);
-    let Value::String(s) = v else { return v.clone() };
+    let Value::String(s) = v else {
+        return v.clone();
+    };
     let parsed = match leaf {
         "rate" => parse_rate(s).ok().map(|b| b as f64),
         "rtt" | "rtt_extra" | "duration" | "start" => parse_time(s).ok().map(|ns| ns as f64 / 1e9),
@@ -51,7 +53,11 @@ pub fn for_run(reference: &Value, resolved: &Map<String, Value>) -> Option<Value
     let row = rows.iter().filter_map(|r| r.as_object()).find(|row| {
         row.iter()
             .filter(|(k, _)| !FIGURE_KEYS.contains(&k.as_str()))
-            .all(|(k, v)| resolved.get(k).is_some_and(|have| same(&normalise(k, v), have)))
+            .all(|(k, v)| {
+                resolved
+                    .get(k)
+                    .is_some_and(|have| same(&normalise(k, v), have))
+            })
     })?;
     let mut out = Map::new();
     if let Some(s) = reference.get("source") {

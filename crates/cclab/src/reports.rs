@@ -21,15 +21,30 @@ pub fn write_report(inputs: &[PathBuf], out: &Path, opts: &html::Options) -> Res
     let sources = load_all(inputs)?;
     let page = html::render(&sources, opts);
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::new(format!("cannot create {}: {e}", parent.display())))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::new(format!("cannot create {}: {e}", parent.display())))?;
     }
-    std::fs::write(out, &page).map_err(|e| Error::new(format!("cannot write {}: {e}", out.display())))?;
+    std::fs::write(out, &page)
+        .map_err(|e| Error::new(format!("cannot write {}: {e}", out.display())))?;
     Ok(page.len())
 }
 
 /// Compare the results under `a` and `b`.
 pub fn compare_paths(a: &Path, b: &Path) -> Result<compare::Comparison, Error> {
-    let da: Vec<_> = load::load(a).map_err(Error::new)?.into_iter().map(|s| s.doc).collect();
-    let db: Vec<_> = load::load(b).map_err(Error::new)?.into_iter().map(|s| s.doc).collect();
-    Ok(compare::compare(&da, &db, &a.display().to_string(), &b.display().to_string()))
+    let da: Vec<_> = load::load(a)
+        .map_err(Error::new)?
+        .into_iter()
+        .map(|s| s.doc)
+        .collect();
+    let db: Vec<_> = load::load(b)
+        .map_err(Error::new)?
+        .into_iter()
+        .map(|s| s.doc)
+        .collect();
+    Ok(compare::compare(
+        &da,
+        &db,
+        &a.display().to_string(),
+        &b.display().to_string(),
+    ))
 }

@@ -21,7 +21,9 @@ impl Backend {
         match s {
             "sim" => Ok(Backend::Sim),
             "kernel" => Ok(Backend::Kernel),
-            other => Err(Error::new(format!("unknown backend \"{other}\" (available: sim, kernel)"))),
+            other => Err(Error::new(format!(
+                "unknown backend \"{other}\" (available: sim, kernel)"
+            ))),
         }
     }
     pub fn name(self) -> &'static str {
@@ -42,7 +44,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(msg: impl Into<String>) -> Self {
-        Error { msg: msg.into(), exit: 1 }
+        Error {
+            msg: msg.into(),
+            exit: 1,
+        }
     }
 }
 
@@ -64,7 +69,10 @@ impl From<cclab_kernel::KernelError> for Error {
             cclab_kernel::KernelError::Interrupted(sig) => 128 + sig as u8,
             _ => 1,
         };
-        Error { msg: e.to_string(), exit }
+        Error {
+            msg: e.to_string(),
+            exit,
+        }
     }
 }
 
@@ -130,7 +138,9 @@ pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
         file.apply_override(&format!("seed={seed}"))?;
     }
     let points = file.expand()?;
-    let first = points.first().ok_or_else(|| Error::new(format!("{path}: the scenario expands to no runs")))?;
+    let first = points
+        .first()
+        .ok_or_else(|| Error::new(format!("{path}: the scenario expands to no runs")))?;
     Ok(Plan {
         path: path.to_string(),
         name: first.scenario.name.clone(),
@@ -150,7 +160,9 @@ fn run_job(backend: Backend, job: &Job) -> Result<RunResult, Error> {
     sc.seed = job.seed;
     let mut r = match backend {
         Backend::Sim => cclab_sim::run_scenario(&sc)?,
-        Backend::Kernel => cclab_kernel::run_scenario(&sc, &cclab_kernel::KernelOptions::default())?,
+        Backend::Kernel => {
+            cclab_kernel::run_scenario(&sc, &cclab_kernel::KernelOptions::default())?
+        }
     };
     r.params = job.point.params.clone();
     if let Some(refv) = &sc.reference {
@@ -167,7 +179,10 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
     for (pi, p) in plans.iter().enumerate() {
         for pt in &p.points {
             for k in 0..opts.repeat.max(1) {
-                jobs.push(Job { point: pt, seed: pt.scenario.seed.wrapping_add(k as u64) });
+                jobs.push(Job {
+                    point: pt,
+                    seed: pt.scenario.seed.wrapping_add(k as u64),
+                });
                 owner.push(pi);
             }
         }
@@ -187,7 +202,8 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
-    let results: Mutex<Vec<Option<Result<RunResult, Error>>>> = Mutex::new((0..n).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<RunResult, Error>>>> =
+        Mutex::new((0..n).map(|_| None).collect());
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -232,8 +248,18 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
 /// the path, and is run again after a pause while `opts.retry_disturbed` allows.
 fn run_until_quiet(opts: &RunOptions, job: &Job) -> Result<RunResult, Error> {
     let label = job.point.label();
-    let what = format!("{}{}", job.point.scenario.name, if label.is_empty() { label } else { format!(" {label}") });
-    retry_while_disturbed(opts.retry_disturbed, RETRY_PAUSE, &what, || run_job(opts.backend, job))
+    let what = format!(
+        "{}{}",
+        job.point.scenario.name,
+        if label.is_empty() {
+            label
+        } else {
+            format!(" {label}")
+        }
+    );
+    retry_while_disturbed(opts.retry_disturbed, RETRY_PAUSE, &what, || {
+        run_job(opts.backend, job)
+    })
 }
 
 /// The first of up to `1 + retries` attempts the machine did not disturb, else the least
@@ -247,9 +273,13 @@ fn retry_while_disturbed(
     let mut best: Option<(f64, RunResult)> = None;
     for n in 0..=retries {
         let mut res = attempt()?;
-        let Some(lab) = res.lab.as_mut() else { return Ok(res) };
+        let Some(lab) = res.lab.as_mut() else {
+            return Ok(res);
+        };
         lab.retries = n;
-        let Some(why) = lab.disturbed(res.duration_s) else { return Ok(res) };
+        let Some(why) = lab.disturbed(res.duration_s) else {
+            return Ok(res);
+        };
         let score = lab.disturbance(res.duration_s);
         let left = retries - n;
         let next = if left > 0 {
@@ -283,11 +313,19 @@ fn progress(done: &AtomicUsize, finished: &AtomicBool, n: usize, start: Instant)
             continue;
         }
         let d = done.load(Ordering::Relaxed);
-        let eta = if d > 0 { el.as_secs_f64() / d as f64 * (n - d) as f64 } else { f64::NAN };
+        let eta = if d > 0 {
+            el.as_secs_f64() / d as f64 * (n - d) as f64
+        } else {
+            f64::NAN
+        };
         let msg = format!(
             "cclab: {d}/{n} runs done, {:.0} s elapsed{}",
             el.as_secs_f64(),
-            if eta.is_finite() { format!(", ~{eta:.0} s left") } else { String::new() }
+            if eta.is_finite() {
+                format!(", ~{eta:.0} s left")
+            } else {
+                String::new()
+            }
         );
         if tty {
             eprint!("\r\x1b[K{msg}");
@@ -312,8 +350,16 @@ mod retry_tests {
     fn run_with(steal_ms: f64, stalls: u64, goodput: f64) -> RunResult {
         RunResult {
             duration_s: 10.0,
-            lab: Some(LabConditions { steal_ms: Some(steal_ms), cpus: 2, element_stalls: stalls, retries: 0 }),
-            flows: vec![cclab_results::FlowResult { goodput_bps: goodput, ..Default::default() }],
+            lab: Some(LabConditions {
+                steal_ms: Some(steal_ms),
+                cpus: 2,
+                element_stalls: stalls,
+                retries: 0,
+            }),
+            flows: vec![cclab_results::FlowResult {
+                goodput_bps: goodput,
+                ..Default::default()
+            }],
             ..Default::default()
         }
     }
@@ -321,20 +367,39 @@ mod retry_tests {
     #[test]
     fn disturbed_runs_are_retried_until_quiet() {
         // 20 s of CPU in 10 s x 2 CPUs: 3 s of steal is 15%, disturbed; 0.1 s is quiet.
-        let mut attempts = vec![run_with(3000.0, 0, 1.0), run_with(100.0, 0, 2.0), run_with(0.0, 0, 3.0)].into_iter();
-        let r = retry_while_disturbed(2, Duration::ZERO, "t", || Ok(attempts.next().unwrap())).unwrap();
-        assert_eq!(r.flows[0].goodput_bps, 2.0, "the first quiet attempt counts");
+        let mut attempts = vec![
+            run_with(3000.0, 0, 1.0),
+            run_with(100.0, 0, 2.0),
+            run_with(0.0, 0, 3.0),
+        ]
+        .into_iter();
+        let r =
+            retry_while_disturbed(2, Duration::ZERO, "t", || Ok(attempts.next().unwrap())).unwrap();
+        assert_eq!(
+            r.flows[0].goodput_bps, 2.0,
+            "the first quiet attempt counts"
+        );
         assert_eq!(r.lab.unwrap().retries, 1);
         assert_eq!(attempts.len(), 1, "no attempt after a quiet one");
     }
 
     #[test]
     fn least_disturbed_attempt_is_kept_when_none_is_quiet() {
-        let mut attempts = vec![run_with(3000.0, 0, 1.0), run_with(1200.0, 0, 2.0), run_with(0.0, 100, 3.0)].into_iter();
-        let r = retry_while_disturbed(2, Duration::ZERO, "t", || Ok(attempts.next().unwrap())).unwrap();
-        assert_eq!(r.flows[0].goodput_bps, 2.0, "6% steal is less disturbed than 15% or 10 stalls/s");
+        let mut attempts = vec![
+            run_with(3000.0, 0, 1.0),
+            run_with(1200.0, 0, 2.0),
+            run_with(0.0, 100, 3.0),
+        ]
+        .into_iter();
+        let r =
+            retry_while_disturbed(2, Duration::ZERO, "t", || Ok(attempts.next().unwrap())).unwrap();
+        assert_eq!(
+            r.flows[0].goodput_bps, 2.0,
+            "6% steal is less disturbed than 15% or 10 stalls/s"
+        );
         // No retries: the one attempt counts whatever happened.
-        let r = retry_while_disturbed(0, Duration::ZERO, "t", || Ok(run_with(3000.0, 0, 7.0))).unwrap();
+        let r =
+            retry_while_disturbed(0, Duration::ZERO, "t", || Ok(run_with(3000.0, 0, 7.0))).unwrap();
         assert_eq!(r.flows[0].goodput_bps, 7.0);
     }
 }

@@ -19,8 +19,16 @@ fn json_matches_the_contract() {
     let d = tmpdir("json");
     let f = d.join("s.toml");
     std::fs::write(&f, SMALL).unwrap();
-    let out = cclab().args(["run", "--json", "-q"]).arg(&f).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cclab()
+        .args(["run", "--json", "-q"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["scenario"], "small");
     assert_eq!(v["backend"], "sim");
@@ -32,7 +40,16 @@ fn json_matches_the_contract() {
     assert_eq!(runs[2]["params"]["link.loss"], 0.01);
     for r in runs {
         let f = &r["flows"][0];
-        for k in ["id", "cc", "goodput_bps", "throughput_bps", "bytes_delivered", "retransmits", "retrans_ratio", "fct_s"] {
+        for k in [
+            "id",
+            "cc",
+            "goodput_bps",
+            "throughput_bps",
+            "bytes_delivered",
+            "retransmits",
+            "retrans_ratio",
+            "fct_s",
+        ] {
             assert!(f.get(k).is_some(), "flow field {k}");
         }
         for k in ["min", "p50", "p95", "p99"] {
@@ -46,7 +63,10 @@ fn json_matches_the_contract() {
             assert!(l["queue_delay_ms"].get(k).is_some());
         }
         assert!(r["jain"].as_f64().unwrap() > 0.99);
-        assert!(r.get("series").is_none(), "series go to CSV, not stdout JSON");
+        assert!(
+            r.get("series").is_none(),
+            "series go to CSV, not stdout JSON"
+        );
     }
     // Lossless runs see no random drops; lossy ones do.
     assert_eq!(runs[0]["link"]["drops_random"], 0);
@@ -60,22 +80,47 @@ fn out_dir_set_and_seed() {
     std::fs::write(&f, SMALL).unwrap();
     let out_dir = d.join("res");
     let out = cclab()
-        .args(["run", "-q", "--set", "link.loss=0.5%", "--set", "flows.cc=reno", "--seed", "7", "--out"])
+        .args([
+            "run",
+            "-q",
+            "--set",
+            "link.loss=0.5%",
+            "--set",
+            "flows.cc=reno",
+            "--seed",
+            "7",
+            "--out",
+        ])
         .arg(&out_dir)
         .arg(&f)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("reno") && table.contains("goodput"), "{table}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    assert!(
+        table.contains("reno") && table.contains("goodput"),
+        "{table}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
     assert_eq!(v["runs"].as_array().unwrap().len(), 1);
     assert_eq!(v["runs"][0]["seed"], 7);
     assert_eq!(v["runs"][0]["flows"][0]["cc"], "reno");
     let csv = std::fs::read_to_string(out_dir.join("series/run-1.csv")).unwrap();
     assert!(csv.starts_with("t_s,flow,cc,goodput_bps,cwnd_pkts"));
     assert_eq!(csv.lines().count(), 1 + 30, "3 s in 100 ms bins");
-    assert!(std::fs::read_to_string(out_dir.join("flows.csv")).unwrap().lines().count() == 2);
+    assert!(
+        std::fs::read_to_string(out_dir.join("flows.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            == 2
+    );
 }
 
 fn one_line_error(args: &[&str], file_text: Option<&str>, must_contain: &[&str]) {
@@ -101,9 +146,17 @@ fn one_line_error(args: &[&str], file_text: Option<&str>, must_contain: &[&str])
 fn bad_input_gets_one_line() {
     one_line_error(&["run"], Some("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"100mbps/s\"\nrtt = \"1ms\"\n[[flows]]\ncc = \"bbr\"\n"), &["bad.toml:4", "link.rate"]);
     one_line_error(&["run"], Some("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"1mbit\"\nrtt = \"1ms\"\nloss = \"100%\"\n[[flows]]\ncc = \"bbr\"\n"), &["link.loss"]);
-    one_line_error(&["run"], Some("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"1mbit\"\nrtt = \"1ms\"\n"), &["flows"]);
+    one_line_error(
+        &["run"],
+        Some("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"1mbit\"\nrtt = \"1ms\"\n"),
+        &["flows"],
+    );
     one_line_error(&["run", "--set", "link.bogus=1"], Some(SMALL), &["bogus"]);
-    one_line_error(&["run", "/nonexistent/file.toml"], None, &["/nonexistent/file.toml"]);
+    one_line_error(
+        &["run", "/nonexistent/file.toml"],
+        None,
+        &["/nonexistent/file.toml"],
+    );
     one_line_error(&["run", "--backend", "warp"], Some(SMALL), &["warp"]);
 }
 
@@ -111,18 +164,33 @@ fn bad_input_gets_one_line() {
 fn calibrate_sim_only_covers_the_matrix() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/calibration");
     let d = tmpdir("cal");
-    let out = cclab().args(["calibrate", "--sim-only", "-q", "--dir", root, "--out"]).arg(&d).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("calibration.json")).unwrap()).unwrap();
+    let out = cclab()
+        .args(["calibrate", "--sim-only", "-q", "--dir", root, "--out"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("calibration.json")).unwrap())
+            .unwrap();
     let points = v["points"].as_array().unwrap();
     // At least 24 matrix points (two-flow points contribute two rows).
-    let mut runs: Vec<String> = points.iter().map(|p| format!("{}|{}", p["scenario"], p["params"])).collect();
+    let mut runs: Vec<String> = points
+        .iter()
+        .map(|p| format!("{}|{}", p["scenario"], p["params"]))
+        .collect();
     runs.dedup();
     assert!(runs.len() >= 24, "{} points", runs.len());
     for cc in ["reno", "cubic", "bbr"] {
         assert!(points.iter().any(|p| p["cc"] == cc));
     }
-    assert!(std::fs::read_to_string(d.join("calibration.md")).unwrap().contains("| scenario | params |"));
+    assert!(std::fs::read_to_string(d.join("calibration.md"))
+        .unwrap()
+        .contains("| scenario | params |"));
 }
 
 #[test]
@@ -135,34 +203,73 @@ fn calibrate_against_stored_kernel_runs() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(&stored).unwrap();
     std::fs::write(dir.join("small.toml"), SMALL).unwrap();
-    let out = cclab().args(["run", "--json", "-q"]).arg(dir.join("small.toml")).output().unwrap();
+    let out = cclab()
+        .args(["run", "--json", "-q"])
+        .arg(dir.join("small.toml"))
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     doc["backend"] = "kernel".into();
     std::fs::write(stored.join("kernel-small.json"), doc.to_string()).unwrap();
-    let out = cclab().args(["calibrate", "--json", "-q", "--dir"]).arg(&dir).arg("--kernel-from").arg(&stored).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cclab()
+        .args(["calibrate", "--json", "-q", "--dir"])
+        .arg(&dir)
+        .arg("--kernel-from")
+        .arg(&stored)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["repeat"], 1);
     assert!(v["kernel_from"].as_str().unwrap().ends_with("stored"));
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 4);
     for p in points {
-        let g = p["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "goodput_bps").unwrap();
+        let g = p["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == "goodput_bps")
+            .unwrap();
         assert_eq!(g["error"].as_f64(), Some(0.0), "{p}");
     }
     // Stored runs of another matrix: a one-line error naming the file.
     doc["runs"].as_array_mut().unwrap().pop();
     std::fs::write(stored.join("kernel-small.json"), doc.to_string()).unwrap();
-    let out = cclab().args(["calibrate", "-q", "--dir"]).arg(&dir).arg("--kernel-from").arg(&stored).output().unwrap();
+    let out = cclab()
+        .args(["calibrate", "-q", "--dir"])
+        .arg(&dir)
+        .arg("--kernel-from")
+        .arg(&stored)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("kernel-small.json") && err.contains("re-run"), "{err}");
+    assert!(
+        err.contains("kernel-small.json") && err.contains("re-run"),
+        "{err}"
+    );
     // No stored runs at all.
-    let out = cclab().args(["calibrate", "-q", "--dir"]).arg(&dir).arg("--kernel-from").arg(d.join("none")).output().unwrap();
+    let out = cclab()
+        .args(["calibrate", "-q", "--dir"])
+        .arg(&dir)
+        .arg("--kernel-from")
+        .arg(d.join("none"))
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.trim().lines().count() == 1 && err.contains("kernel-small.json"), "{err}");
+    assert!(
+        !out.status.success()
+            && err.trim().lines().count() == 1
+            && err.contains("kernel-small.json"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -171,14 +278,45 @@ fn repeat_reports_median_and_range() {
     let f = d.join("s.toml");
     std::fs::write(&f, SMALL).unwrap();
     let out_dir = d.join("res");
-    let out = cclab().args(["run", "-q", "--repeat", "3", "--set", "link.loss=1%", "--out"]).arg(&out_dir).arg(&f).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cclab()
+        .args([
+            "run",
+            "-q",
+            "--repeat",
+            "3",
+            "--set",
+            "link.loss=1%",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("seeds"), "{table}");
     // cubic and bbr rows, each "median [min-max]".
-    assert_eq!(table.lines().filter(|l| l.contains(" [") && (l.contains("cubic") || l.contains("bbr"))).count(), 2, "{table}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
-    let seeds: Vec<u64> = v["runs"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains(" [") && (l.contains("cubic") || l.contains("bbr")))
+            .count(),
+        2,
+        "{table}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap())
+            .unwrap();
+    let seeds: Vec<u64> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["seed"].as_u64().unwrap())
+        .collect();
     assert_eq!(seeds, [1, 2, 3, 1, 2, 3]);
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("Median over seeds"));

@@ -29,7 +29,12 @@ fn two_seeds(tag: &str) -> (PathBuf, PathBuf) {
     let f = d.join("cmp.toml");
     std::fs::write(&f, SIZED).unwrap();
     for (s, sub) in [("1", "a"), ("2", "b")] {
-        ok(cclab().args(["run", "-q", "--seed", s, "--out"]).arg(d.join(sub)).arg(&f).output().unwrap());
+        ok(cclab()
+            .args(["run", "-q", "--seed", s, "--out"])
+            .arg(d.join(sub))
+            .arg(&f)
+            .output()
+            .unwrap());
     }
     (d.join("a"), d.join("b"))
 }
@@ -38,32 +43,81 @@ fn doc(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
 }
 
-const FLOW_METRICS: &[&str] = &["goodput", "throughput", "bytes delivered", "retransmits", "retrans ratio", "segments sent", "rto count", "rtt min", "rtt p50", "rtt p95", "rtt p99", "fct"];
-const RUN_METRICS: &[&str] = &["total goodput", "link utilization", "queue delay p50", "queue delay p95", "queue delay p99", "drops buffer", "drops random", "drops ack", "forwarded packets", "jain", "duration"];
+const FLOW_METRICS: &[&str] = &[
+    "goodput",
+    "throughput",
+    "bytes delivered",
+    "retransmits",
+    "retrans ratio",
+    "segments sent",
+    "rto count",
+    "rtt min",
+    "rtt p50",
+    "rtt p95",
+    "rtt p99",
+    "fct",
+];
+const RUN_METRICS: &[&str] = &[
+    "total goodput",
+    "link utilization",
+    "queue delay p50",
+    "queue delay p95",
+    "queue delay p99",
+    "drops buffer",
+    "drops random",
+    "drops ack",
+    "forwarded packets",
+    "jain",
+    "duration",
+];
 
 #[test]
 fn compare_prints_every_shared_metric_with_its_difference() {
     let (a, b) = two_seeds("text");
-    let text = ok(cclab().arg("compare").arg(&a).arg(b.join("results.json")).output().unwrap());
+    let text = ok(cclab()
+        .arg("compare")
+        .arg(&a)
+        .arg(b.join("results.json"))
+        .output()
+        .unwrap());
     assert!(text.contains("4 shared runs"), "{text}");
-    assert_eq!(text.matches("matched by params; seeds differ").count(), 4, "{text}");
+    assert_eq!(
+        text.matches("matched by params; seeds differ").count(),
+        4,
+        "{text}"
+    );
     // Every flow (4 runs x 2 flows) has every flow metric; every run has every run metric;
     // each line ends with a difference.
     for run in 0..4 {
-        let block = text.split("\ncmp  ").nth(run + 1).unwrap_or_else(|| panic!("run block {run}: {text}"));
+        let block = text
+            .split("\ncmp  ")
+            .nth(run + 1)
+            .unwrap_or_else(|| panic!("run block {run}: {text}"));
         for flow in 0..2 {
             for m in FLOW_METRICS {
                 let cc = if run % 2 == 0 { "cubic" } else { "bbr" };
                 let line = block
                     .lines()
-                    .find(|l| l.trim_start().starts_with(&format!("flow {flow} {cc} {m} ")))
+                    .find(|l| {
+                        l.trim_start()
+                            .starts_with(&format!("flow {flow} {cc} {m} "))
+                    })
                     .unwrap_or_else(|| panic!("no line for flow {flow} {m} in {block}"));
                 let diff = line.split_whitespace().last().unwrap();
-                assert!(diff.ends_with('%') || diff == "(A=0)", "difference on {line:?}");
+                assert!(
+                    diff.ends_with('%') || diff == "(A=0)",
+                    "difference on {line:?}"
+                );
             }
         }
         for m in RUN_METRICS {
-            assert!(block.lines().any(|l| l.trim_start().starts_with(&format!("run {m} ")) && l.trim_end().ends_with(['%', ')'])), "run {m} in {block}");
+            assert!(
+                block
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("run {m} "))
+                        && l.trim_end().ends_with(['%', ')'])),
+                "run {m} in {block}"
+            );
         }
     }
 }
@@ -71,21 +125,37 @@ fn compare_prints_every_shared_metric_with_its_difference() {
 #[test]
 fn compare_json_differences_match_the_documents() {
     let (a, b) = two_seeds("json");
-    let v: Value = serde_json::from_str(&ok(cclab().args(["compare", "--json"]).arg(&a).arg(&b).output().unwrap())).unwrap();
+    let v: Value = serde_json::from_str(&ok(cclab()
+        .args(["compare", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap()))
+    .unwrap();
     let (da, db) = (doc(&a), doc(&b));
     let shared = v["shared"].as_array().unwrap();
     assert_eq!(shared.len(), 4);
     assert_eq!(v["only_a"], serde_json::json!([]));
     for p in shared {
-        assert_eq!((p["seed_a"].as_u64(), p["seed_b"].as_u64()), (Some(1), Some(2)));
-        let (ra, rb) = (&da["runs"][p["run_a"].as_u64().unwrap() as usize - 1], &db["runs"][p["run_b"].as_u64().unwrap() as usize - 1]);
+        assert_eq!(
+            (p["seed_a"].as_u64(), p["seed_b"].as_u64()),
+            (Some(1), Some(2))
+        );
+        let (ra, rb) = (
+            &da["runs"][p["run_a"].as_u64().unwrap() as usize - 1],
+            &db["runs"][p["run_b"].as_u64().unwrap() as usize - 1],
+        );
         assert_eq!(ra["params"], p["params"]);
         assert_eq!(rb["params"], p["params"]);
         let flows = p["flows"].as_array().unwrap();
         assert_eq!(flows.len(), 2);
         for f in flows {
             let id = f["id"].as_u64().unwrap() as usize;
-            for (m, field) in [("goodput", "goodput_bps"), ("retrans_ratio", "retrans_ratio"), ("fct", "fct_s")] {
+            for (m, field) in [
+                ("goodput", "goodput_bps"),
+                ("retrans_ratio", "retrans_ratio"),
+                ("fct", "fct_s"),
+            ] {
                 let x = ra["flows"][id][field].as_f64().unwrap();
                 let y = rb["flows"][id][field].as_f64().unwrap();
                 let got = &f["metrics"][m];
@@ -93,7 +163,10 @@ fn compare_json_differences_match_the_documents() {
                 assert_eq!(got["b"].as_f64(), Some(y), "{m}");
                 if x != 0.0 {
                     let want = (y - x) / x * 100.0;
-                    assert!((got["diff_pct"].as_f64().unwrap() - want).abs() < 1e-9, "{m}: {got} vs {want}");
+                    assert!(
+                        (got["diff_pct"].as_f64().unwrap() - want).abs() < 1e-9,
+                        "{m}: {got} vs {want}"
+                    );
                 }
             }
             let p99a = ra["flows"][id]["rtt_ms"]["p99"].as_f64().unwrap();
@@ -105,13 +178,21 @@ fn compare_json_differences_match_the_documents() {
         assert_eq!(p["run"]["queue_delay_p95"]["a"].as_f64(), Some(q));
     }
     // Seeds differ, so the random losses differ: some metric must move.
-    assert!(shared.iter().any(|p| p["flows"][0]["metrics"]["goodput"]["diff_pct"].as_f64() != Some(0.0)));
+    assert!(shared
+        .iter()
+        .any(|p| p["flows"][0]["metrics"]["goodput"]["diff_pct"].as_f64() != Some(0.0)));
 }
 
 #[test]
 fn compare_with_itself_is_zero_everywhere_and_unrelated_results_share_nothing() {
     let (a, _) = two_seeds("self");
-    let v: Value = serde_json::from_str(&ok(cclab().args(["compare", "--json"]).arg(&a).arg(&a).output().unwrap())).unwrap();
+    let v: Value = serde_json::from_str(&ok(cclab()
+        .args(["compare", "--json"])
+        .arg(&a)
+        .arg(&a)
+        .output()
+        .unwrap()))
+    .unwrap();
     for p in v["shared"].as_array().unwrap() {
         assert_eq!(p["seed_a"], p["seed_b"], "exact seed match first");
         for f in p["flows"].as_array().unwrap() {
@@ -124,10 +205,23 @@ fn compare_with_itself_is_zero_everywhere_and_unrelated_results_share_nothing() 
     let d = tmpdir("other");
     let f = d.join("o.toml");
     std::fs::write(&f, SIZED.replace("name = \"cmp\"", "name = \"other\"")).unwrap();
-    ok(cclab().args(["run", "-q", "--out"]).arg(d.join("o")).arg(&f).output().unwrap());
-    let o = cclab().arg("compare").arg(&a).arg(d.join("o")).output().unwrap();
+    ok(cclab()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("o"))
+        .arg(&f)
+        .output()
+        .unwrap());
+    let o = cclab()
+        .arg("compare")
+        .arg(&a)
+        .arg(d.join("o"))
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("only in A (4)") && out.contains("only in B (4)"), "{out}");
+    assert!(
+        out.contains("only in A (4)") && out.contains("only in B (4)"),
+        "{out}"
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("share no runs"));
 }

@@ -11,9 +11,9 @@
 //! `cargo test --release -p cclab --test kernel_seeds -- --ignored`.
 
 mod common;
-use common::{find, goodput};
 use cclab::runner::{execute, plan, Backend, RunOptions};
 use cclab_results::ResultsDoc;
+use common::{find, goodput};
 use serde_json::json;
 use std::sync::Mutex;
 
@@ -27,12 +27,24 @@ fn run(name: &str) -> Option<ResultsDoc> {
         println!("SKIP: {name}: {why}");
         return None;
     }
-    let path = format!("{}/../../scenarios/seeds-kernel/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    let opts = RunOptions { backend: Backend::Kernel, jobs: 1, ..Default::default() };
+    let path = format!(
+        "{}/../../scenarios/seeds-kernel/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let opts = RunOptions {
+        backend: Backend::Kernel,
+        jobs: 1,
+        ..Default::default()
+    };
     let p = plan(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
-    let d = execute(&[p], &opts).unwrap_or_else(|e| panic!("{e}")).remove(0);
+    let d = execute(&[p], &opts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .remove(0);
     let left = cclab_kernel::namespaces_of(std::process::id());
-    assert!(left.is_empty(), "{name}: runs left namespaces behind: {left:?}");
+    assert!(
+        left.is_empty(),
+        "{name}: runs left namespaces behind: {left:?}"
+    );
     for r in &d.runs {
         let f = &r.flows[0];
         println!(
@@ -54,17 +66,34 @@ fn run(name: &str) -> Option<ResultsDoc> {
 #[test]
 fn lossy_lan() {
     let Some(d) = run("lossy-lan") else { return };
-    let g = |loss: f64, cc: &str| goodput(find(&d, &[("link.loss", json!(loss)), ("flows.cc", json!(cc))]));
+    let g = |loss: f64, cc: &str| {
+        goodput(find(
+            &d,
+            &[("link.loss", json!(loss)), ("flows.cc", json!(cc))],
+        ))
+    };
     let link = 1e9 * 1448.0 / 1500.0;
     // Lossless CUBIC fills 76-86% of this scaled link on the kernel (TSO bursts of ~45
     // segments tail-drop about 100 segments a second from the 167-packet buffer), and less
     // in some runs (a CI run fell below 70%: at 1 Gbit/s the 2-core lab is near its limits),
     // the simulator's about 100%: see docs/fidelity.md. The relation under test is the 1%
     // contrast (CUBIC at about 5% of the link), so the lossless floor is half the link.
-    assert!(g(0.0, "cubic") >= 0.5 * link, "cubic at 0: {}", g(0.0, "cubic"));
+    assert!(
+        g(0.0, "cubic") >= 0.5 * link,
+        "cubic at 0: {}",
+        g(0.0, "cubic")
+    );
     assert!(g(0.0, "bbr") >= 0.85 * link, "bbr at 0: {}", g(0.0, "bbr"));
-    assert!(g(0.01, "cubic") <= link / 4.0, "cubic at 1%: {}", g(0.01, "cubic"));
-    assert!(g(0.01, "bbr") >= 0.85 * g(0.0, "bbr"), "bbr at 1%: {}", g(0.01, "bbr"));
+    assert!(
+        g(0.01, "cubic") <= link / 4.0,
+        "cubic at 1%: {}",
+        g(0.01, "cubic")
+    );
+    assert!(
+        g(0.01, "bbr") >= 0.85 * g(0.0, "bbr"),
+        "bbr at 1%: {}",
+        g(0.01, "bbr")
+    );
 }
 
 /// Shallow buffer: BBR more throughput than CUBIC, many times the retransmissions.
@@ -74,10 +103,18 @@ fn lan_vm() {
     let cubic = find(&d, &[("flows.cc", json!("cubic"))]);
     let bbr = find(&d, &[("flows.cc", json!("bbr"))]);
     let ratio = goodput(bbr) / goodput(cubic);
-    assert!((1.02..=2.0).contains(&ratio), "bbr/cubic goodput {ratio:.2}");
+    assert!(
+        (1.02..=2.0).contains(&ratio),
+        "bbr/cubic goodput {ratio:.2}"
+    );
     let rx = bbr.flows[0].retransmits as f64 / cubic.flows[0].retransmits.max(1) as f64;
     assert!(rx >= 5.0, "bbr/cubic retransmits {rx:.1}");
-    assert!(bbr.reference.as_ref().unwrap()["goodput_bps"].as_f64().unwrap() > 2e9);
+    assert!(
+        bbr.reference.as_ref().unwrap()["goodput_bps"]
+            .as_f64()
+            .unwrap()
+            > 2e9
+    );
 }
 
 /// Lightly lossy path: BBR gains a lot, the idle (minimum) RTT does not move.
@@ -93,13 +130,23 @@ fn vps_http() {
 }
 
 fn rtt_sweep_relations(d: &ResultsDoc, rtts: &[f64]) {
-    let g = |rtt: f64, cc: &str| goodput(find(d, &[("link.rtt", json!(rtt)), ("flows.cc", json!(cc))]));
+    let g = |rtt: f64, cc: &str| {
+        goodput(find(
+            d,
+            &[("link.rtt", json!(rtt)), ("flows.cc", json!(cc))],
+        ))
+    };
     for &r in rtts {
         assert!(g(r, "bbr") >= 0.7 * 600e6, "bbr at {r}: {}", g(r, "bbr"));
         assert!(g(r, "bbr") >= 2.0 * g(r, "cubic"), "bbr/cubic at {r}");
     }
     for w in rtts.windows(2) {
-        assert!(g(w[0], "cubic") > g(w[1], "cubic"), "cubic should fall with RTT ({} -> {})", w[0], w[1]);
+        assert!(
+            g(w[0], "cubic") > g(w[1], "cubic"),
+            "cubic should fall with RTT ({} -> {})",
+            w[0],
+            w[1]
+        );
     }
 }
 
@@ -107,7 +154,9 @@ fn rtt_sweep_relations(d: &ResultsDoc, rtts: &[f64]) {
 /// CUBIC at both; CUBIC falls with RTT.
 #[test]
 fn rtt_sweep_short() {
-    let Some(d) = run("rtt-sweep-short") else { return };
+    let Some(d) = run("rtt-sweep-short") else {
+        return;
+    };
     rtt_sweep_relations(&d, &[0.006, 0.099]);
 }
 
@@ -118,7 +167,12 @@ fn rtt_sweep_short() {
 fn rtt_sweep() {
     let Some(d) = run("rtt-sweep") else { return };
     rtt_sweep_relations(&d, &[0.006, 0.099, 0.231]);
-    let g = |rtt: f64| goodput(find(&d, &[("link.rtt", json!(rtt)), ("flows.cc", json!("cubic"))]));
+    let g = |rtt: f64| {
+        goodput(find(
+            &d,
+            &[("link.rtt", json!(rtt)), ("flows.cc", json!("cubic"))],
+        ))
+    };
     assert!(g(0.006) >= 3.0 * g(0.231), "cubic should fall with RTT");
 }
 

@@ -15,13 +15,27 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 fn seed(name: &str) -> PathBuf {
-    PathBuf::from(format!("{}/../../scenarios/seeds/{name}.toml", env!("CARGO_MANIFEST_DIR")))
+    PathBuf::from(format!(
+        "{}/../../scenarios/seeds/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
 }
 
 /// `cclab run -q FILE --out DIR ARGS...`, panicking with stderr on failure.
 fn run_out(file: &Path, dir: &Path, args: &[&str]) {
-    let out = cclab().args(["run", "-q"]).arg(file).arg("--out").arg(dir).args(args).output().unwrap();
-    assert!(out.status.success(), "cclab run failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = cclab()
+        .args(["run", "-q"])
+        .arg(file)
+        .arg("--out")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cclab run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 const SMALL: &str = r#"
@@ -64,7 +78,9 @@ fn count(hay: &str, needle: &str) -> usize {
 
 /// Text of every `<figure ... data-name="NAME">...</figure>` (the SVG inside).
 fn figure<'a>(html: &'a str, name: &str) -> &'a str {
-    let at = html.find(&format!("data-name=\"{name}\"")).unwrap_or_else(|| panic!("no figure {name}"));
+    let at = html
+        .find(&format!("data-name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no figure {name}"));
     let end = html[at..].find("</figure>").unwrap() + at;
     &html[at..end]
 }
@@ -74,8 +90,23 @@ fn bars(svg: &str) -> Vec<(f64, String)> {
     svg.split("<rect class=\"bar\"")
         .skip(1)
         .map(|b| {
-            let h = b.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
-            let t = b.split("<title>").nth(1).unwrap().split("</title>").next().unwrap().to_string();
+            let h = b
+                .split("height=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let t = b
+                .split("<title>")
+                .nth(1)
+                .unwrap()
+                .split("</title>")
+                .next()
+                .unwrap()
+                .to_string();
             (h, t)
         })
         .collect()
@@ -88,22 +119,49 @@ fn lossy_lan_report_shows_cubic_collapse_against_bbr() {
     let head = figure(&html, "lossy-lan-goodput");
     let b = bars(head);
     assert_eq!(b.len(), 4, "one bar per run: {b:?}");
-    let find = |loss: &str, cc: &str| b.iter().find(|(_, t)| t.starts_with(&format!("loss {loss} · {cc}:"))).unwrap_or_else(|| panic!("bar loss {loss} {cc} in {b:?}")).0;
+    let find = |loss: &str, cc: &str| {
+        b.iter()
+            .find(|(_, t)| t.starts_with(&format!("loss {loss} · {cc}:")))
+            .unwrap_or_else(|| panic!("bar loss {loss} {cc} in {b:?}"))
+            .0
+    };
     let (cubic1, bbr1, cubic0) = (find("1%", "cubic"), find("1%", "bbr"), find("0", "cubic"));
-    assert!(cubic1 < 0.1 * bbr1, "CUBIC at 1% loss must collapse against BBR: bar heights {cubic1} vs {bbr1}");
-    assert!(cubic0 > 0.9 * bbr1, "no collapse without loss: {cubic0} vs {bbr1}");
+    assert!(
+        cubic1 < 0.1 * bbr1,
+        "CUBIC at 1% loss must collapse against BBR: bar heights {cubic1} vs {bbr1}"
+    );
+    assert!(
+        cubic0 > 0.9 * bbr1,
+        "no collapse without loss: {cubic0} vs {bbr1}"
+    );
     // The four published figures as markers, with their tooltips.
     assert_eq!(count(head, "published: "), 4, "published markers");
-    assert!(head.contains("published 142 MB/s") || head.contains("(142 MB/s)"), "published figure of CUBIC at 1%");
+    assert!(
+        head.contains("published 142 MB/s") || head.contains("(142 MB/s)"),
+        "published figure of CUBIC at 1%"
+    );
     // Summary table with the published column, and goodput vs loss on a log axis.
     assert!(html.contains("<table class=\"summary\">") && html.contains(">published</th>"));
     let gl = figure(&html, "lossy-lan-goodput-vs-loss");
-    assert!(gl.contains("loss (%)") && gl.contains(">0.1<") && gl.contains(">1<"), "log loss axis");
+    assert!(
+        gl.contains("loss (%)") && gl.contains(">0.1<") && gl.contains(">1<"),
+        "log loss axis"
+    );
     // Controllers keep one colour across the page.
     for (cc, col, run) in [("cubic", "#1c64d8", 1), ("bbr", "#e8590c", 2)] {
-        assert!(head.contains(&format!("fill=\"{col}\"")), "{cc} colour in the headline");
-        assert!(gl.contains(&format!("stroke=\"{col}\"")), "{cc} colour in goodput vs loss");
-        assert!(figure(&html, &format!("lossy-lan-run{run}-goodput")).contains(&format!("stroke=\"{col}\"")), "{cc} colour over time");
+        assert!(
+            head.contains(&format!("fill=\"{col}\"")),
+            "{cc} colour in the headline"
+        );
+        assert!(
+            gl.contains(&format!("stroke=\"{col}\"")),
+            "{cc} colour in goodput vs loss"
+        );
+        assert!(
+            figure(&html, &format!("lossy-lan-run{run}-goodput"))
+                .contains(&format!("stroke=\"{col}\"")),
+            "{cc} colour over time"
+        );
     }
 }
 
@@ -112,25 +170,52 @@ fn report_is_self_contained_with_every_plot() {
     let d = small_repeat();
     let html = std::fs::read_to_string(d.join("report.html")).unwrap();
     // No network: no external scripts, styles, images or fonts.
-    for bad in ["<script src", "<link", "@import", "url(http", "src=\"http", "href=\"http", "cdn"] {
+    for bad in [
+        "<script src",
+        "<link",
+        "@import",
+        "url(http",
+        "src=\"http",
+        "href=\"http",
+        "cdn",
+    ] {
         assert!(!html.contains(bad), "report must not load {bad}");
     }
     // 1 headline + goodput vs loss + 12 runs x (goodput, cwnd/inflight, rtt, queue).
     assert_eq!(count(&html, "<figure class=\"plot"), 1 + 1 + 12 * 4);
     for what in ["goodput", "cwnd", "rtt", "queue"] {
-        assert_eq!(count(&html, &format!("-{what}\"><svg")), 12 + (what == "goodput") as usize, "{what} plots");
+        assert_eq!(
+            count(&html, &format!("-{what}\"><svg")),
+            12 + (what == "goodput") as usize,
+            "{what} plots"
+        );
     }
-    assert_eq!(count(&html, "<button type=\"button\" data-export=\"svg\""), 50, "an SVG button per plot");
-    assert_eq!(count(&html, "<button type=\"button\" data-export=\"png\""), 50, "a PNG button per plot");
+    assert_eq!(
+        count(&html, "<button type=\"button\" data-export=\"svg\""),
+        50,
+        "an SVG button per plot"
+    );
+    assert_eq!(
+        count(&html, "<button type=\"button\" data-export=\"png\""),
+        50,
+        "a PNG button per plot"
+    );
     // Spread over the 2 seeds: a min-max band per controller line, error bars on the bars.
     let gl = figure(&html, "small-goodput-vs-loss");
-    assert_eq!(count(gl, "fill-opacity=\"0.16\""), 2, "a band per controller");
+    assert_eq!(
+        count(gl, "fill-opacity=\"0.16\""),
+        2,
+        "a band per controller"
+    );
     assert!(gl.contains("min–max over seeds"));
     assert!(figure(&html, "small-goodput").contains("mean of 2 seeds"));
     // Axis labels carry units; time series legends name flows.
     let r1 = figure(&html, "small-run1-rtt");
     assert!(r1.contains("srtt (ms)") && r1.contains("time (s)") && r1.contains("flow 0 · cubic"));
-    assert!(figure(&html, "small-run1-queue").contains("backlog (kB)") || figure(&html, "small-run1-queue").contains("backlog (B)"));
+    assert!(
+        figure(&html, "small-run1-queue").contains("backlog (kB)")
+            || figure(&html, "small-run1-queue").contains("backlog (B)")
+    );
 }
 
 #[test]
@@ -138,13 +223,30 @@ fn report_subcommand_rebuilds_the_same_page_and_merges_dirs() {
     let d = small_repeat();
     let first = std::fs::read_to_string(d.join("report.html")).unwrap();
     let out = tmpdir("rebuild").join("again.html");
-    let o = cclab().arg("report").arg(d).arg("--out").arg(&out).output().unwrap();
+    let o = cclab()
+        .arg("report")
+        .arg(d)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), first, "cclab report DIR rebuilds report.html from the files");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        first,
+        "cclab report DIR rebuilds report.html from the files"
+    );
     // Merge two directories into one page.
     let l = lossy_lan();
     let merged = tmpdir("merge").join("both.html");
-    let o = cclab().arg("report").arg(d).arg(l).arg("--out").arg(&merged).output().unwrap();
+    let o = cclab()
+        .arg("report")
+        .arg(d)
+        .arg(l)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let m = std::fs::read_to_string(&merged).unwrap();
     assert!(m.contains("id=\"doc0\"") && m.contains("id=\"doc1\"") && m.contains("<nav>"));
@@ -153,7 +255,9 @@ fn report_subcommand_rebuilds_the_same_page_and_merges_dirs() {
     // Default output: DIR/report.html.
     let o = cclab().arg("report").arg(l).output().unwrap();
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).contains(&l.join("report.html").display().to_string()));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&l.join("report.html").display().to_string())
+    );
     // A directory without results is a one-line error.
     let o = cclab().arg("report").arg(tmpdir("empty")).output().unwrap();
     assert!(!o.status.success());
@@ -168,7 +272,10 @@ fn report_of_a_60s_10_flow_run_is_under_5_mb() {
     let out = d.join("res");
     run_out(&f, &out, &[]);
     let size = std::fs::metadata(out.join("report.html")).unwrap().len();
-    println!("report of a 60 s 10-flow run: {:.0} kB ({size} bytes)", size as f64 / 1e3);
+    println!(
+        "report of a 60 s 10-flow run: {:.0} kB ({size} bytes)",
+        size as f64 / 1e3
+    );
     assert!(size < 5_000_000, "report is {size} bytes");
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     // Every bin is drawn (600 per flow), none dropped by the point budget.
@@ -196,7 +303,11 @@ start = "1s"
 // ---- headless Chromium ----
 
 fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
 }
 
 /// The Chromium binary; tries `apt-get install -y chromium` once when absent.
@@ -230,7 +341,13 @@ struct Browse {
 
 /// Run headless Chromium on `page` with `extra` flags and a fresh profile; 90 s limit.
 fn browse(bin: &Path, page: &Path, extra: &[String]) -> Browse {
-    let prof = tmpdir(&format!("chromium-profile-{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+    let prof = tmpdir(&format!(
+        "chromium-profile-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
     let (so, se) = (prof.join("stdout.txt"), prof.join("stderr.txt"));
     let start = Instant::now();
     let mut child = Command::new(bin)
@@ -245,7 +362,10 @@ fn browse(bin: &Path, page: &Path, extra: &[String]) -> Browse {
             "--disable-sync",
             "--hide-scrollbars",
         ])
-        .arg(format!("--user-data-dir={}", prof.join("profile").display()))
+        .arg(format!(
+            "--user-data-dir={}",
+            prof.join("profile").display()
+        ))
         .args(extra)
         .arg(format!("file://{}", page.canonicalize().unwrap().display()))
         .stdout(std::fs::File::create(&so).unwrap())
@@ -264,7 +384,11 @@ fn browse(bin: &Path, page: &Path, extra: &[String]) -> Browse {
         std::thread::sleep(Duration::from_millis(25));
     }
     let wall = start.elapsed();
-    let b = Browse { stdout: std::fs::read_to_string(&so).unwrap_or_default(), stderr: std::fs::read_to_string(&se).unwrap_or_default(), wall };
+    let b = Browse {
+        stdout: std::fs::read_to_string(&so).unwrap_or_default(),
+        stderr: std::fs::read_to_string(&se).unwrap_or_default(),
+        wall,
+    };
     let _ = std::fs::remove_dir_all(&prof);
     b
 }
@@ -273,19 +397,46 @@ fn browse(bin: &Path, page: &Path, extra: &[String]) -> Browse {
 /// messages.
 fn selfcheck(bin: &Path, page: &Path) -> (Value, Browse) {
     let (v, b, console) = selfcheck_raw(bin, page);
-    assert!(console.is_empty(), "console messages from the report: {console:#?}");
+    assert!(
+        console.is_empty(),
+        "console messages from the report: {console:#?}"
+    );
     (v, b)
 }
 
 /// The self-check and the console messages (Chromium logs every level as `CONSOLE`).
 fn selfcheck_raw(bin: &Path, page: &Path) -> (Value, Browse, Vec<String>) {
-    let b = browse(bin, page, &["--enable-logging=stderr".into(), "--v=0".into(), "--dump-dom".into()]);
-    let console: Vec<String> = b.stderr.lines().filter(|l| l.contains("CONSOLE")).map(String::from).collect();
+    let b = browse(
+        bin,
+        page,
+        &[
+            "--enable-logging=stderr".into(),
+            "--v=0".into(),
+            "--dump-dom".into(),
+        ],
+    );
+    let console: Vec<String> = b
+        .stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE"))
+        .map(String::from)
+        .collect();
     let dom = &b.stdout;
-    let at = dom.find("<pre id=\"selfcheck\"").unwrap_or_else(|| panic!("no self-check in the DOM dump (page did not load?): {}", &dom[..dom.len().min(500)]));
+    let at = dom.find("<pre id=\"selfcheck\"").unwrap_or_else(|| {
+        panic!(
+            "no self-check in the DOM dump (page did not load?): {}",
+            &dom[..dom.len().min(500)]
+        )
+    });
     let text = &dom[at..];
     let json = &text[text.find('>').unwrap() + 1..text.find("</pre>").unwrap()];
-    let v: Value = serde_json::from_str(&json.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")).unwrap_or_else(|e| panic!("self-check not JSON ({e}): {json}"));
+    let v: Value = serde_json::from_str(
+        &json
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">"),
+    )
+    .unwrap_or_else(|e| panic!("self-check not JSON ({e}): {json}"));
     (v, b, console)
 }
 
@@ -304,8 +455,17 @@ fn chromium_check_catches_a_broken_page() {
     std::fs::write(&page, broken).unwrap();
     let (v, _, console) = selfcheck_raw(&bin, &page);
     assert_eq!(v["empty"], serde_json::json!(["lossy-lan-goodput"]), "{v}");
-    assert!(v["errors"][0].as_str().unwrap().contains("notDefinedAnywhere"), "{v}");
-    assert!(console.iter().any(|l| l.contains("notDefinedAnywhere")), "{console:?}");
+    assert!(
+        v["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("notDefinedAnywhere"),
+        "{v}"
+    );
+    assert!(
+        console.iter().any(|l| l.contains("notDefinedAnywhere")),
+        "{console:?}"
+    );
 }
 
 #[test]
@@ -318,14 +478,32 @@ fn report_opens_in_headless_chromium() {
         let page = dir.join("report.html");
         let html = std::fs::read_to_string(&page).unwrap();
         let (v, b) = selfcheck(&bin, &page);
-        println!("{}: self-check {v} (chromium wall {:.2} s)", page.display(), b.wall.as_secs_f64());
+        println!(
+            "{}: self-check {v} (chromium wall {:.2} s)",
+            page.display(),
+            b.wall.as_secs_f64()
+        );
         assert_eq!(v["phase"], "load", "self-check ran at the load event");
         assert_eq!(v["errors"], serde_json::json!([]), "errors in the page");
-        assert_eq!(v["empty"], serde_json::json!([]), "plots without drawn content");
-        assert_eq!(v["plots"].as_u64().unwrap() as usize, count(&html, "<figure class=\"plot"), "every plot in the DOM");
-        assert!(v["marks"].as_u64().unwrap() >= v["plots"].as_u64().unwrap(), "drawn marks");
+        assert_eq!(
+            v["empty"],
+            serde_json::json!([]),
+            "plots without drawn content"
+        );
+        assert_eq!(
+            v["plots"].as_u64().unwrap() as usize,
+            count(&html, "<figure class=\"plot"),
+            "every plot in the DOM"
+        );
+        assert!(
+            v["marks"].as_u64().unwrap() >= v["plots"].as_u64().unwrap(),
+            "drawn marks"
+        );
         // The summary table, plus the median-over-seeds table when the runs were repeated.
-        assert_eq!(v["tables"].as_u64().unwrap() as usize, count(&html, "<table"));
+        assert_eq!(
+            v["tables"].as_u64().unwrap() as usize,
+            count(&html, "<table")
+        );
         assert!(v["tables"].as_u64().unwrap() >= 1);
         let rows = count(&html, "<tr class=\"runstart\">");
         assert!(rows > 0 && v["rows"].as_u64().unwrap() as usize >= rows);
@@ -333,9 +511,26 @@ fn report_opens_in_headless_chromium() {
         // The screenshot, next to the report.
         let shot = dir.join("report.png");
         let _ = std::fs::remove_file(&shot);
-        let b = browse(&bin, &page, &[format!("--screenshot={}", shot.display()), "--window-size=1400,3000".into()]);
-        let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot {} ({e}); chromium said: {}", shot.display(), b.stderr));
-        assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "screenshot looks empty ({} bytes)", png.len());
+        let b = browse(
+            &bin,
+            &page,
+            &[
+                format!("--screenshot={}", shot.display()),
+                "--window-size=1400,3000".into(),
+            ],
+        );
+        let png = std::fs::read(&shot).unwrap_or_else(|e| {
+            panic!(
+                "no screenshot {} ({e}); chromium said: {}",
+                shot.display(),
+                b.stderr
+            )
+        });
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 20_000,
+            "screenshot looks empty ({} bytes)",
+            png.len()
+        );
         println!("screenshot: {} ({} kB)", shot.display(), png.len() / 1000);
     }
 }
@@ -389,16 +584,33 @@ if(--left===0){var p=document.createElement('pre');p.id='exportcheck';p.textCont
 </script></body>"#;
     let page = tmpdir("export").join("report.html");
     std::fs::write(&page, html.replace("</body>", probe)).unwrap();
-    let b = browse(&bin, &page, &["--virtual-time-budget=10000".into(), "--dump-dom".into()]);
-    let at = b.stdout.find("<pre id=\"exportcheck\">").unwrap_or_else(|| panic!("export probe did not finish: {}", b.stderr));
+    let b = browse(
+        &bin,
+        &page,
+        &["--virtual-time-budget=10000".into(), "--dump-dom".into()],
+    );
+    let at = b
+        .stdout
+        .find("<pre id=\"exportcheck\">")
+        .unwrap_or_else(|| panic!("export probe did not finish: {}", b.stderr));
     let text = &b.stdout[at + "<pre id=\"exportcheck\">".len()..];
     let v: Value = serde_json::from_str(&text[..text.find("</pre>").unwrap()]).unwrap();
     let n = count(&html, "<figure class=\"plot");
     assert_eq!(v.as_array().unwrap().len(), n);
     for (i, e) in v.as_array().unwrap().iter().enumerate() {
         assert_eq!(e["type"], "image/png", "plot {i}: {e}");
-        assert!(e["png"].as_u64().unwrap() > 5_000, "plot {i} PNG too small: {e}");
+        assert!(
+            e["png"].as_u64().unwrap() > 5_000,
+            "plot {i} PNG too small: {e}"
+        );
         assert!(e["svg"].as_u64().unwrap() > 1_000, "plot {i}: {e}");
     }
-    println!("{n} plots exported: PNG sizes {:?}", v.as_array().unwrap().iter().map(|e| e["png"].as_u64().unwrap()).collect::<Vec<_>>());
+    println!(
+        "{n} plots exported: PNG sizes {:?}",
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["png"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    );
 }

@@ -2,15 +2,20 @@
 //! relation that report published, on the sim backend.
 
 mod common;
-use common::{find, goodput};
 use cclab::runner::{execute, plan, RunOptions};
 use cclab_results::ResultsDoc;
+use common::{find, goodput};
 
 fn run(name: &str) -> ResultsDoc {
-    let path = format!("{}/../../scenarios/seeds/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../scenarios/seeds/{name}.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let opts = RunOptions::default();
     let p = plan(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
-    execute(&[p], &opts).unwrap_or_else(|e| panic!("{e}")).remove(0)
+    execute(&[p], &opts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .remove(0)
 }
 
 use serde_json::json;
@@ -27,19 +32,37 @@ fn lan_vm() {
     let rx = bbr.flows[0].retransmits as f64 / cubic.flows[0].retransmits.max(1) as f64;
     assert!(rx >= 5.0, "bbr/cubic retransmits {rx:.1}");
     // The published figure travels with the run.
-    assert!(bbr.reference.as_ref().unwrap()["goodput_bps"].as_f64().unwrap() > 2e9);
+    assert!(
+        bbr.reference.as_ref().unwrap()["goodput_bps"]
+            .as_f64()
+            .unwrap()
+            > 2e9
+    );
 }
 
 /// Without loss both fill the link; at 1% CUBIC falls to a fraction, BBR stays near the link.
 #[test]
 fn lossy_lan() {
     let d = run("lossy-lan");
-    let g = |loss: f64, cc: &str| goodput(find(&d, &[("link.loss", json!(loss)), ("flows.cc", json!(cc))]));
+    let g = |loss: f64, cc: &str| {
+        goodput(find(
+            &d,
+            &[("link.loss", json!(loss)), ("flows.cc", json!(cc))],
+        ))
+    };
     let link = 10e9 * 1448.0 / 1500.0;
     assert!(g(0.0, "cubic") >= 0.9 * link);
     assert!(g(0.0, "bbr") >= 0.9 * link);
-    assert!(g(0.01, "cubic") <= link / 4.0, "cubic at 1%: {}", g(0.01, "cubic"));
-    assert!(g(0.01, "bbr") >= 0.9 * g(0.0, "bbr"), "bbr at 1%: {}", g(0.01, "bbr"));
+    assert!(
+        g(0.01, "cubic") <= link / 4.0,
+        "cubic at 1%: {}",
+        g(0.01, "cubic")
+    );
+    assert!(
+        g(0.01, "bbr") >= 0.9 * g(0.0, "bbr"),
+        "bbr at 1%: {}",
+        g(0.01, "bbr")
+    );
 }
 
 /// Lightly lossy shared path: BBR gains a lot, the idle (minimum) RTT does not move.
@@ -59,13 +82,21 @@ fn vps_http() {
 #[test]
 fn rtt_sweep() {
     let d = run("rtt-sweep");
-    let g = |rtt: f64, cc: &str| goodput(find(&d, &[("link.rtt", json!(rtt)), ("flows.cc", json!(cc))]));
+    let g = |rtt: f64, cc: &str| {
+        goodput(find(
+            &d,
+            &[("link.rtt", json!(rtt)), ("flows.cc", json!(cc))],
+        ))
+    };
     let rtts = [0.006, 0.099, 0.231];
     for &r in &rtts {
         assert!(g(r, "bbr") >= 0.8 * 600e6, "bbr at {r}: {}", g(r, "bbr"));
         assert!(g(r, "bbr") >= 2.0 * g(r, "cubic"), "bbr/cubic at {r}");
     }
-    assert!(g(0.006, "cubic") >= 3.0 * g(0.231, "cubic"), "cubic should fall with RTT");
+    assert!(
+        g(0.006, "cubic") >= 3.0 * g(0.231, "cubic"),
+        "cubic should fall with RTT"
+    );
     assert!(g(0.006, "cubic") > g(0.099, "cubic") && g(0.099, "cubic") > g(0.231, "cubic"));
 }
 

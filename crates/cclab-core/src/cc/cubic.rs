@@ -350,7 +350,8 @@ impl Cubic {
         // Elapsed time in the epoch (signed in the kernel, then widened), evaluated one
         // delay_min ahead, converted from jiffies to 1/1024 s.
         let elapsed = (now.wrapping_sub(self.epoch_start) as i32) as i64 as u64;
-        let t = (elapsed.wrapping_add(usecs_to_jiffies(self.delay_min, hz)) << BICTCP_HZ) / hz as u64;
+        let t =
+            (elapsed.wrapping_add(usecs_to_jiffies(self.delay_min, hz)) << BICTCP_HZ) / hz as u64;
 
         let k = self.bic_k as u64;
         let offs = k.abs_diff(t);

@@ -42,24 +42,32 @@ fn main() {
     let cmd = args.first().cloned().unwrap_or_default();
     let code = match cmd.as_str() {
         "run" => {
-            let from_file = args.iter().position(|a| a == "--scenario").and_then(|i| args.get(i + 1)).map(|path| {
-                let mut file = cclab_scenario::ScenarioFile::from_file(path).unwrap_or_else(|e| {
-                    eprintln!("error: {e}");
-                    std::process::exit(2)
-                });
-                for w in args.windows(2).filter(|w| w[0] == "--set") {
-                    if let Err(e) = file.apply_override(&w[1]) {
-                        eprintln!("error: {e}");
-                        std::process::exit(2);
+            let from_file = args
+                .iter()
+                .position(|a| a == "--scenario")
+                .and_then(|i| args.get(i + 1))
+                .map(|path| {
+                    let mut file =
+                        cclab_scenario::ScenarioFile::from_file(path).unwrap_or_else(|e| {
+                            eprintln!("error: {e}");
+                            std::process::exit(2)
+                        });
+                    for w in args.windows(2).filter(|w| w[0] == "--set") {
+                        if let Err(e) = file.apply_override(&w[1]) {
+                            eprintln!("error: {e}");
+                            std::process::exit(2);
+                        }
                     }
-                }
-                let mut sc = file.expand().map(|mut p| p.remove(0).scenario).unwrap_or_else(|e| {
-                    eprintln!("error: {e}");
-                    std::process::exit(2)
+                    let mut sc = file
+                        .expand()
+                        .map(|mut p| p.remove(0).scenario)
+                        .unwrap_or_else(|e| {
+                            eprintln!("error: {e}");
+                            std::process::exit(2)
+                        });
+                    sc.seed = arg(&args, "--seed", sc.seed);
+                    sc
                 });
-                sc.seed = arg(&args, "--seed", sc.seed);
-                sc
-            });
             let sc = from_file.unwrap_or_else(|| Scenario {
                 name: "probe".into(),
                 description: None,
@@ -104,7 +112,10 @@ fn main() {
                     let q = |h: &cclab_results::Histogram, q: f64| {
                         h.quantile(q).unwrap_or(0) as f64 / 1e3
                     };
-                    let turnaround: Vec<f64> = [0.1, 0.5, 0.9, 0.99].iter().map(|&x| q(&e.turnaround, x)).collect();
+                    let turnaround: Vec<f64> = [0.1, 0.5, 0.9, 0.99]
+                        .iter()
+                        .map(|&x| q(&e.turnaround, x))
+                        .collect();
                     println!(
                         "{}",
                         serde_json::json!({
