@@ -48,6 +48,10 @@
 //!   was less than 1 ms ago and an ACK is due within min(srtt/2, 1 ms), the sender waits for
 //!   more ACKs until it may send a full burst or a third of cwnd. An ACK-clocked CUBIC or
 //!   Reno thus sends bursts of up to a millisecond's worth instead of 2-3 segments per ACK.
+//!   As in Linux, a deferral arms no timer: `tcp_write_xmit()` just stops, and the next call
+//!   (the next ACK, or a retransmission or probe timer) decides again. A paced sender whose
+//!   release time has passed while it defers is therefore not woken for pacing
+//!   ([`Sender::next_timeout`]) until something else has happened.
 //!
 //! Tail-loss probes (RFC 8985 section 7, `tcp_schedule_loss_probe()`): in Open state, a probe
 //! fires after 2*srtt (+ 200 ms if one segment is outstanding) without an ACK; it sends new
@@ -218,6 +222,9 @@ pub struct Sender {
     pending_probe: Option<Segment>,
     /// Whether the controller owns cwnd (its `cong_control` returned true).
     model_based: bool,
+    /// The last transmission attempt was held back by TSO deferral, and nothing (ACK or
+    /// timer) has happened since: no pacing wake-up until then.
+    deferred: bool,
     started: bool,
     stats: SenderStats,
 }
@@ -258,6 +265,7 @@ impl Sender {
             lost_retrans: false,
             pending_probe: None,
             model_based: false,
+            deferred: false,
             started: false,
             stats: SenderStats::default(),
         }
@@ -283,6 +291,10 @@ impl Sender {
     }
     pub fn is_paced(&self) -> bool {
         self.pacing
+    }
+    /// TSO deferral holds data back until the next ACK or timer (see the module docs).
+    pub fn is_deferring(&self) -> bool {
+        self.deferred
     }
     /// Latest delivery-rate sample in bits per second (Linux `tcpi_delivery_rate`).
     pub fn delivery_rate_bps(&self) -> f64 {
@@ -365,6 +377,7 @@ impl Sender {
                 } else {
                     if self.tso_should_defer(now, quota, goal) {
                         self.cwnd_validate(true);
+                        self.deferred = true;
                         return None;
                     }
                     // `tcp_cwnd_test()`: one buffer carries at most half of cwnd, so at
@@ -603,12 +616,18 @@ impl Sender {
 
     /// The earliest time the sender wants to be called back ([`Self::on_timeout`] or
     /// [`Self::poll_transmit`] for the pacing release).
+    ///
+    /// Once [`Self::poll_transmit`] has returned `None` at `now`, the answer is later than
+    /// `now`: a sender held back by TSO deferral asks for no pacing wake-up (Linux arms no
+    /// timer for a deferral; the next ACK or timer ends it), so a driver is never asked to
+    /// call back at a time when nothing would be sent.
     pub fn next_timeout(&self) -> Option<Nanos> {
         let mut t = [self.rto_deadline, self.tlp_deadline, self.rack_deadline]
             .into_iter()
             .flatten()
             .min();
         if self.pacing
+            && !self.deferred
             && (!self.lost_pending.is_empty() || self.has_new_data())
             && self.tp.packets_in_flight() < self.tp.snd_cwnd
         {
@@ -617,9 +636,15 @@ impl Sender {
         t
     }
 
-    /// Handle whichever timers have expired at `now`.
-    pub fn on_timeout(&mut self, now: Nanos) {
+    /// Handle whichever timers have expired at `now`; returns whether one had (a call at the
+    /// pacing release time alone returns `false`).
+    pub fn on_timeout(&mut self, now: Nanos) -> bool {
         self.set_now(now);
+        self.deferred = false;
+        let fired = [self.rack_deadline, self.tlp_deadline, self.rto_deadline]
+            .into_iter()
+            .flatten()
+            .any(|t| t <= now);
         if matches!(self.rack_deadline, Some(t) if t <= now) {
             self.rack_deadline = None;
             let lost_before = self.tp.lost;
@@ -640,6 +665,7 @@ impl Sender {
             self.rto_deadline = None;
             self.on_rto(now);
         }
+        fired
     }
 
     /// When a kernel timer armed at `now` for `jiffies` fires: at that many ticks after the
@@ -757,6 +783,7 @@ impl Sender {
     /// Process an ACK arriving at `now`.
     pub fn on_ack(&mut self, now: Nanos, ack: &Ack) -> AckOutcome {
         self.set_now(now);
+        self.deferred = false;
         let mut out = AckOutcome::default();
         if ack.cum > self.tp.snd_nxt {
             return out; // acknowledges data never sent: ignore
@@ -1333,6 +1360,28 @@ mod tests {
             .map(|(i, _)| i)
             .collect();
         assert_eq!(ends, vec![9, 19]);
+    }
+
+    #[test]
+    fn a_deferring_paced_sender_waits_for_an_ack_not_a_timer() {
+        // As `tso_defers_a_small_burst_while_an_ack_is_due`, but paced: once deferral holds
+        // the data back, the sender asks for no pacing wake-up at or before now (Linux arms no
+        // timer for a deferral); the next ACK ends it.
+        let mut s = sender(true, Some(true));
+        assert_eq!(drain(&mut s, 0).len(), 10);
+        s.on_ack(900 * US, &ack(1));
+        let wake = s.next_timeout().expect("a timer");
+        assert!(drain(&mut s, wake.max(900 * US)).is_empty(), "deferred");
+        assert!(s.is_deferring());
+        let now = wake.max(900 * US);
+        assert!(
+            s.next_timeout().is_none_or(|t| t > now + TSO_DEFER_NS),
+            "{:?}",
+            s.next_timeout()
+        );
+        s.on_ack(now + 10 * US, &ack(2));
+        assert!(!s.is_deferring());
+        assert_eq!(drain(&mut s, now + 10 * US).len(), 4);
     }
 
     #[test]

@@ -1,4 +1,5 @@
 use crate::config::SimConfig;
+use crate::timers::Timers;
 use cclab_core::packet::{Ack, Segment};
 use cclab_core::receiver::{Receiver, ReceiverConfig};
 use cclab_core::sender::{Sender, SenderConfig};
@@ -8,8 +9,6 @@ use cclab_results::{
     jain, FlowResult, FlowSeries, Histogram, LinkResult, Percentiles, QueuePercentiles, RunResult,
     TimeSeries,
 };
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::io::Write as _;
 
 /// A data packet on the shared bottleneck.
@@ -78,11 +77,11 @@ pub struct Simulation {
     drops_random: u64,
     drops_ack: u64,
     queue_hist: Histogram,
-    heap: BinaryHeap<Reverse<(Nanos, usize)>>,
-    sched: Vec<Option<Nanos>>,
+    timers: Timers,
     t_s: Vec<f64>,
     link_queue: Vec<f64>,
     events: u64,
+    idle_sender_wakeups: u64,
     hosts: [HostCpu; 2],
     /// Packet trace for fidelity work (see [`Simulation::set_trace`]).
     trace: Option<Box<dyn std::io::Write + Send>>,
@@ -156,11 +155,11 @@ impl Simulation {
             drops_random: 0,
             drops_ack: 0,
             queue_hist: Histogram::new(),
-            heap: BinaryHeap::new(),
-            sched: vec![None; n_slots],
+            timers: Timers::new(n_slots),
             t_s: Vec::new(),
             link_queue: Vec::new(),
             events: 0,
+            idle_sender_wakeups: 0,
             hosts: [HostCpu::default(); 2],
             trace: None,
             flows,
@@ -182,18 +181,20 @@ impl Simulation {
 
     /// Set a component's pending event time (None = nothing pending).
     fn schedule(&mut self, slot: usize, t: Option<Nanos>) {
-        if self.sched[slot] == t {
-            return;
-        }
-        self.sched[slot] = t;
-        if let Some(t) = t {
-            self.heap.push(Reverse((t, slot)));
-        }
+        self.timers.set(slot, t);
     }
 
     /// Events processed so far (for benchmarks).
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Times a sender was woken with no timer due and then neither sent nor decided to wait
+    /// for an ACK (TSO deferral, which Linux too decides when its pacing timer fires): a
+    /// sender that asks to be called back when it has nothing to decide (see
+    /// `Sender::next_timeout`). Zero in a healthy run.
+    pub fn idle_sender_wakeups(&self) -> u64 {
+        self.idle_sender_wakeups
     }
 
     /// Write a packet trace in the format of the kernel element's (`CCLAB_ELEMENT_TRACE`):
@@ -225,14 +226,7 @@ impl Simulation {
     }
 
     pub fn run_to_end(&mut self) {
-        while let Some(Reverse((t, slot))) = self.heap.pop() {
-            if self.sched[slot] != Some(t) {
-                continue; // superseded
-            }
-            if t > self.end {
-                break;
-            }
-            self.sched[slot] = None;
+        while let Some((t, slot)) = self.timers.pop(self.end) {
             self.now = t;
             self.events += 1;
             self.dispatch(slot);
@@ -266,7 +260,7 @@ impl Simulation {
                     self.flows[f].wire_payload_bytes += d.pkt.seg.len as u64;
                     self.flows[f].fwd.push(now, d.pkt.seg);
                     let due = self.flows[f].fwd.next_due();
-                    if self.sched[Self::slot(f, FWD)].is_none() {
+                    if self.timers.get(Self::slot(f, FWD)).is_none() {
                         self.schedule(Self::slot(f, FWD), due);
                     }
                 }
@@ -313,8 +307,13 @@ impl Simulation {
                     }
                     SND => {
                         self.host_busy(SENDER_HOST);
-                        self.flows[f].sender.on_timeout(now);
+                        let fired = self.flows[f].sender.on_timeout(now);
+                        let sent = self.flows[f].sender.stats().segments_sent;
                         self.drive_sender(f);
+                        let snd = &self.flows[f].sender;
+                        if !fired && snd.stats().segments_sent == sent && !snd.is_deferring() {
+                            self.idle_sender_wakeups += 1;
+                        }
                     }
                     RCV => {
                         self.host_busy(RECEIVER_HOST);
@@ -392,7 +391,7 @@ impl Simulation {
             }
             None => self.flows[f].rev.push(now, ack),
         }
-        if self.sched[Self::slot(f, REV)].is_none() {
+        if self.timers.get(Self::slot(f, REV)).is_none() {
             let due = self.flows[f].rev.next_due();
             self.schedule(Self::slot(f, REV), due);
         }
@@ -470,7 +469,7 @@ impl Simulation {
                 },
             );
         }
-        if self.sched[SLOT_LINK].is_none() {
+        if self.timers.get(SLOT_LINK).is_none() {
             let next = self.link.next_departure();
             self.schedule(SLOT_LINK, next);
         }

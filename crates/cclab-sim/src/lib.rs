@@ -21,6 +21,7 @@
 mod config;
 mod engine;
 mod scenario;
+mod timers;
 
 pub use config::{HostLatency, HostWake, SimConfig, SimFlow, SimLink};
 pub use engine::{run, Simulation};

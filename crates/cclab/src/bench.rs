@@ -37,7 +37,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             name: "bbr 100mbit 100ms 60s",
             cfg: SimConfig::single(CcKind::Bbr, 100e6, 100 * MS, 1.0, 0.0, 60 * S),
-            target_s: 0.4,
+            target_s: 0.2,
         },
         Case {
             // With the next case: per-packet cost must not grow with the window (~8.6k vs ~86k packets).

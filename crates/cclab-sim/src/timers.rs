@@ -1,0 +1,114 @@
+//! The event queue: one pending time per component ("slot").
+//!
+//! Every component of the simulation (the path, each flow's sender and receiver, ...) has at
+//! most one pending event, and components move theirs all the time: a sender re-arms its
+//! loss-probe timer on every ACK, always a little later. A plain binary heap with lazy
+//! deletion would take one entry per re-arm and pop them all as stale ones. Here, as with
+//! kernel timers that are pushed back, moving a pending time *later* costs nothing: the
+//! entry already in the heap fires first, finds its slot's time has moved, and goes back in
+//! at the new time. Only an *earlier* time adds an entry. The heap thus holds about one
+//! entry per slot, and events come out in (time, slot) order, exactly as if every change had
+//! been pushed.
+
+use cclab_core::Nanos;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+pub(crate) struct Timers {
+    heap: BinaryHeap<Reverse<(Nanos, usize)>>,
+    /// Each slot's pending time.
+    due: Vec<Option<Nanos>>,
+    /// Each slot's earliest entry in the heap (the others are stale).
+    queued: Vec<Option<Nanos>>,
+}
+
+impl Timers {
+    pub fn new(slots: usize) -> Self {
+        Timers {
+            heap: BinaryHeap::with_capacity(2 * slots),
+            due: vec![None; slots],
+            queued: vec![None; slots],
+        }
+    }
+
+    /// The pending time of `slot`.
+    pub fn get(&self, slot: usize) -> Option<Nanos> {
+        self.due[slot]
+    }
+
+    /// Set (or with `None` cancel) the pending time of `slot`.
+    pub fn set(&mut self, slot: usize, t: Option<Nanos>) {
+        self.due[slot] = t;
+        if let Some(t) = t {
+            if self.queued[slot].is_none_or(|q| t < q) {
+                self.heap.push(Reverse((t, slot)));
+                self.queued[slot] = Some(t);
+            }
+        }
+    }
+
+    /// The next event no later than `end`: its time and slot, which is then no longer
+    /// pending. `None` when nothing is pending by `end` (what is pending stays so).
+    pub fn pop(&mut self, end: Nanos) -> Option<(Nanos, usize)> {
+        while let Some(&Reverse((t, slot))) = self.heap.peek() {
+            if t > end {
+                return None;
+            }
+            self.heap.pop();
+            if self.queued[slot] != Some(t) {
+                continue; // an entry superseded by an earlier one
+            }
+            self.queued[slot] = None;
+            match self.due[slot] {
+                Some(d) if d == t => {
+                    self.due[slot] = None;
+                    return Some((t, slot));
+                }
+                Some(d) => {
+                    // Moved later: back in at its new time.
+                    self.heap.push(Reverse((d, slot)));
+                    self.queued[slot] = Some(d);
+                }
+                None => {} // cancelled
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_come_out_in_time_then_slot_order_whatever_the_moves() {
+        let mut q = Timers::new(4);
+        q.set(0, Some(50));
+        q.set(0, Some(70)); // later: no new entry
+        q.set(1, Some(70));
+        q.set(2, Some(60));
+        q.set(2, Some(20)); // earlier: a new entry
+        q.set(3, Some(10));
+        q.set(3, None); // cancelled
+        assert!(q.heap.len() <= 5);
+        assert_eq!(q.pop(100), Some((20, 2)));
+        assert_eq!(q.pop(100), Some((70, 0)));
+        assert_eq!(q.pop(100), Some((70, 1)));
+        assert_eq!(q.pop(100), None);
+        // A slot set again after it fired; an event beyond `end` stays pending.
+        q.set(2, Some(200));
+        assert_eq!(q.pop(150), None);
+        assert_eq!(q.get(2), Some(200));
+        assert_eq!(q.pop(200), Some((200, 2)));
+    }
+
+    #[test]
+    fn a_timer_pushed_back_on_every_step_keeps_the_heap_small() {
+        let mut q = Timers::new(2);
+        for t in 0..10_000u64 {
+            q.set(0, Some(t + 1_000));
+        }
+        assert_eq!(q.heap.len(), 1);
+        assert_eq!(q.pop(u64::MAX), Some((10_999, 0)));
+    }
+}
