@@ -384,6 +384,63 @@ fn pid_alive(pid: i32) -> bool {
     pid > 0 && std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
+/// Where a run's owner process is in its life, as `/proc` tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    /// Running: its lab is in use.
+    Running,
+    /// Killed and still tearing down (SIGKILL pending): its lab is about to be abandoned.
+    Exiting,
+    /// No such process, or only its exit status is left (a zombie its parent has not reaped).
+    Gone,
+}
+
+fn owner_state(pid: i32) -> Owner {
+    if !pid_alive(pid) {
+        return Owner::Gone;
+    }
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return Owner::Gone;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    // Zombie or dead: its threads are gone, only the exit status waits for the parent.
+    if field("State:").is_some_and(|s| s.starts_with('Z') || s.starts_with('X')) {
+        return Owner::Gone;
+    }
+    // SIGKILL (signal 9, bit 8 of the masks) pending for the process or one of its threads.
+    let sigkill = |v: Option<&str>| {
+        v.and_then(|h| u64::from_str_radix(h, 16).ok())
+            .is_some_and(|m| m & (1 << (libc::SIGKILL - 1)) != 0)
+    };
+    if sigkill(field("ShdPnd:")) || sigkill(field("SigPnd:")) {
+        return Owner::Exiting;
+    }
+    Owner::Running
+}
+
+/// How long [`clean_stale`] waits for an owner that is exiting to be gone.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether the process that made a lab is still running it: an owner that was killed and is
+/// still tearing down (as right after a SIGKILL) is waited for, up to [`EXIT_WAIT`], and then
+/// counts as gone.
+fn owner_running(pid: i32) -> bool {
+    let deadline = std::time::Instant::now() + EXIT_WAIT;
+    loop {
+        match owner_state(pid) {
+            Owner::Running => return true,
+            Owner::Gone => return false,
+            Owner::Exiting if std::time::Instant::now() >= deadline => return false,
+            Owner::Exiting => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+}
+
 /// Owner pid encoded in a namespace name `cclab-<pid>-<n>-<role>`.
 fn owner_pid(ns: &str) -> Option<i32> {
     ns.strip_prefix(PREFIX)?.split('-').next()?.parse().ok()
@@ -395,7 +452,7 @@ pub fn clean_stale() -> Result<CleanReport, KernelError> {
     let mut rep = CleanReport::default();
     for ns in list_namespaces() {
         let owner = owner_pid(&ns);
-        let owner_running = owner.is_some_and(|p| p != me && pid_alive(p));
+        let owner_running = owner.is_some_and(|p| p != me && owner_running(p));
         if is_live(&ns) || owner_running {
             rep.skipped_live.push(ns);
             continue;

@@ -428,6 +428,35 @@ fn sigkill_then_clean_stale_leaves_nothing() {
 }
 
 #[test]
+fn clean_right_after_sigkill_removes_the_lab() {
+    // `cclab lab clean` run at once after a SIGKILL, while the killed process is still
+    // exiting (and before anyone reaps it), must not keep its lab as "still going".
+    let Some(_g) = lab("clean_right_after_sigkill_removes_the_lab", &["cubic"]) else {
+        return;
+    };
+    let mut child = probe()
+        .args(["run", "--secs", "30", "--rate", "50e6", "--rtt-ms", "20"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(wait_for_namespaces(pid), "the run never built its lab");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    let rep = clean_stale().unwrap();
+    eprintln!("{rep}");
+    child.wait().unwrap();
+    let mine = |v: &[String]| {
+        v.iter()
+            .filter(|n| n.starts_with(&format!("cclab-{pid}-")))
+            .count()
+    };
+    assert_eq!(mine(&rep.namespaces_removed), 3, "{rep}");
+    assert_eq!(mine(&rep.skipped_live), 0, "{rep}");
+    assert!(list_namespaces().is_empty(), "left {:?}", list_namespaces());
+}
+
+#[test]
 fn sigint_stops_and_cleans_up() {
     let Some(_g) = lab("sigint_stops_and_cleans_up", &["cubic"]) else {
         return;
