@@ -1233,7 +1233,6 @@ struct DeliveryAcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::CcKind;
     use crate::packet::{SackBlock, MAX_SACK_BLOCKS};
 
     const US: Nanos = 1_000;
@@ -1244,7 +1243,7 @@ mod tests {
             pacing,
             ..SenderConfig::default()
         };
-        Sender::new(cfg, CcKind::Reno.build(1))
+        Sender::new(cfg, crate::cc::by_name("reno").unwrap().build(1))
     }
 
     fn ack(cum: u64) -> Ack {
@@ -1271,7 +1270,7 @@ mod tests {
                 hz,
                 ..SenderConfig::default()
             };
-            let mut s = Sender::new(cfg, CcKind::Reno.build(1));
+            let mut s = Sender::new(cfg, crate::cc::by_name("reno").unwrap().build(1));
             drain(&mut s, 0);
             s.on_ack(1000 * US, &ack(2));
             drain(&mut s, 1000 * US);

@@ -38,10 +38,10 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             loss,
             ack_loss: 0.0,
             mss: 1448,
-            host_latency_ns: 0,
-            host_jitter_ns: 0,
         },
+        hosts: Default::default(),
         flows: vec![FlowSpec {
+            cc_params: vec![],
             cc: cc.into(),
             count: 1,
             start_ns: 0,
@@ -329,6 +329,7 @@ fn sized_flows_with_starts_and_extra_rtt() {
     sc.duration_ns = None;
     sc.flows = vec![
         FlowSpec {
+            cc_params: vec![],
             cc: "reno".into(),
             count: 1,
             start_ns: 0,
@@ -337,6 +338,7 @@ fn sized_flows_with_starts_and_extra_rtt() {
             init_cwnd: 10,
         },
         FlowSpec {
+            cc_params: vec![],
             cc: "cubic".into(),
             count: 2,
             start_ns: 300_000_000,

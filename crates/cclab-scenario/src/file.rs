@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
+use cclab_core::cc::{ParamKind, ParamValue};
 use serde_json::{Map, Value};
 use toml::de::{DeTable, DeValue};
 
@@ -33,6 +34,14 @@ enum Kind {
     Size,
     RttExtra,
     InitCwnd,
+    /// `true` or `false`.
+    Bool,
+    /// `CONFIG_HZ`: one of [`HZ_VALUES`].
+    Hz,
+    /// A time, or `"off"` (= 0).
+    TimeOrOff,
+    /// A controller parameter (`cc_params`), of the kind its registry entry declares.
+    Param(ParamKind),
 }
 
 impl Kind {
@@ -47,7 +56,7 @@ const TOP_SCALARS: &[(&str, Kind)] = &[
     ("seed", Kind::Seed),
     ("description", Kind::Description),
 ];
-const TOP_TABLES: &[&str] = &["link", "flows", "reference"];
+const TOP_TABLES: &[&str] = &["link", "hosts", "flows", "reference"];
 const LINK_KEYS: &[(&str, Kind)] = &[
     ("rate", Kind::Rate),
     ("rtt", Kind::Rtt),
@@ -55,8 +64,17 @@ const LINK_KEYS: &[(&str, Kind)] = &[
     ("loss", Kind::Loss),
     ("ack_loss", Kind::Loss),
     ("mss", Kind::Mss),
+    // Old names of `hosts.latency` and `hosts.jitter`, still accepted.
     ("host_latency", Kind::RttExtra),
     ("host_jitter", Kind::RttExtra),
+];
+const HOST_KEYS: &[(&str, Kind)] = &[
+    ("latency", Kind::RttExtra),
+    ("jitter", Kind::RttExtra),
+    ("wake", Kind::TimeOrOff),
+    ("wake_idle", Kind::RttExtra),
+    ("shared_cpu", Kind::Bool),
+    ("hz", Kind::Hz),
 ];
 const FLOW_KEYS: &[(&str, Kind)] = &[
     ("cc", Kind::Cc),
@@ -66,6 +84,8 @@ const FLOW_KEYS: &[(&str, Kind)] = &[
     ("rtt_extra", Kind::RttExtra),
     ("init_cwnd", Kind::InitCwnd),
 ];
+/// The key of a flow group's controller parameters (a table, checked against the catalog).
+const CC_PARAMS: &str = "cc_params";
 
 /// Words people write for a key, mapped to the key's qualified name.
 const SYNONYMS: &[(&str, &str)] = &[
@@ -93,6 +113,11 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("iw", "flows.init_cwnd"),
     ("time", "duration"),
     ("length", "duration"),
+    ("host", "hosts"),
+    ("params", "flows.cc_params"),
+    ("cc_param", "flows.cc_params"),
+    ("host_delay", "hosts.latency"),
+    ("config_hz", "hosts.hz"),
 ];
 
 /// Which table a key is in.
@@ -100,15 +125,32 @@ const SYNONYMS: &[(&str, &str)] = &[
 enum Section {
     Top,
     Link,
+    Hosts,
     Flow(usize),
+    /// The `cc_params` table of flow group `i`.
+    CcParams(usize),
 }
 
-fn section_keys(s: Section) -> &'static [(&'static str, Kind)] {
+/// The keys of a table, with their kinds; `cc_params` keys come from the catalog.
+fn section_keys(s: Section, cat: &CcCatalog) -> Vec<(&'static str, Kind)> {
     match s {
-        Section::Top => TOP_SCALARS,
-        Section::Link => LINK_KEYS,
-        Section::Flow(_) => FLOW_KEYS,
+        Section::Top => TOP_SCALARS.to_vec(),
+        Section::Link => LINK_KEYS.to_vec(),
+        Section::Hosts => HOST_KEYS.to_vec(),
+        Section::Flow(_) => FLOW_KEYS.to_vec(),
+        Section::CcParams(_) => cat
+            .all_params()
+            .iter()
+            .map(|p| (p.name, Kind::Param(p.kind)))
+            .collect(),
     }
+}
+
+fn key_kind(s: Section, key: &str, cat: &CcCatalog) -> Option<Kind> {
+    section_keys(s, cat)
+        .into_iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, kind)| kind)
 }
 
 /// A parsed scalar value in base units.
@@ -121,6 +163,8 @@ enum Val {
     Bytes(u64),
     Prob(f64),
     Buf(Buffer),
+    Bool(bool),
+    Param(ParamValue),
 }
 
 impl Val {
@@ -132,6 +176,8 @@ impl Val {
             Val::Ns(ns) => Value::from(*ns as f64 / 1e9),
             Val::Prob(p) => Value::from(*p),
             Val::Buf(b) => Value::from(b.to_string()),
+            Val::Bool(b) => Value::from(*b),
+            Val::Param(v) => crate::model::param_json(*v),
         }
     }
 }
@@ -193,7 +239,7 @@ fn time_val(v: &RawV, positive: bool, what: &str) -> Result<u64, (ErrorKind, Str
     Ok(ns)
 }
 
-fn parse_val(kind: Kind, v: &RawV) -> Result<Val, (ErrorKind, String)> {
+fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, String)> {
     use ErrorKind::{BadValue, WrongType};
     let wrong = |exp: &str| {
         Err((
@@ -264,19 +310,55 @@ fn parse_val(kind: Kind, v: &RawV) -> Result<Val, (ErrorKind, String)> {
             _ => wrong("a loss like \"1%\" or 0.01"),
         },
         Kind::Cc => match v {
-            RawV::Str(s) => match canonical_cc(s) {
-                Some(c) => Ok(Val::Str(c.to_string())),
+            RawV::Str(s) => match cat.find(s) {
+                Some(c) => Ok(Val::Str(c.name.clone())),
                 None => Err((
                     BadValue,
                     format!(
-                        "unknown congestion control \"{}\" (allowed: {})",
+                        "unknown congestion control \"{}\" ({} has: {})",
                         s,
-                        cc_list()
+                        cat.owner,
+                        cat.list()
                     ),
                 )),
             },
-            _ => wrong(&format!("a congestion control name ({})", cc_list())),
+            _ => wrong(&format!("a congestion control name ({})", cat.list())),
         },
+        Kind::Bool => match v {
+            RawV::Bool(b) => Ok(Val::Bool(*b)),
+            _ => wrong("true or false"),
+        },
+        Kind::Hz => {
+            let n = int_in(v, "hz", 1, 100_000)?;
+            if HZ_VALUES.contains(&(n as u32)) {
+                Ok(Val::Int(n))
+            } else {
+                Err((
+                    BadValue,
+                    format!("hz is a kernel's CONFIG_HZ: one of {HZ_VALUES:?}"),
+                ))
+            }
+        }
+        Kind::TimeOrOff => match v {
+            RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => Ok(Val::Ns(0)),
+            _ => time_val(v, false, "time").map(Val::Ns),
+        },
+        Kind::Param(pk) => {
+            let pv = match (pk, v) {
+                (ParamKind::Bool, RawV::Bool(b)) => ParamValue::Bool(*b),
+                (ParamKind::Bool, _) => return wrong("true or false"),
+                (ParamKind::Int { .. }, RawV::Int(i)) => ParamValue::Int(*i),
+                (ParamKind::Int { .. }, _) => return wrong("a whole number"),
+            };
+            let spec = cclab_core::cc::Param {
+                name: "the value",
+                kind: pk,
+                default: pv,
+                unit: "",
+                help: "",
+            };
+            spec.check(pv).map(Val::Param).map_err(|m| (BadValue, m))
+        }
         Kind::Size => {
             let n = match v {
                 RawV::Str(s) => units::parse_size(s).map_err(|m| (BadValue, m))?,
@@ -293,20 +375,6 @@ fn parse_val(kind: Kind, v: &RawV) -> Result<Val, (ErrorKind, String)> {
             Ok(Val::Bytes(n))
         }
     }
-}
-
-fn cc_list() -> String {
-    CC_ALGORITHMS
-        .iter()
-        .map(|(c, a)| {
-            if a.is_empty() {
-                c.to_string()
-            } else {
-                format!("{c} (or {})", a.join(", "))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,9 +409,13 @@ fn all_keys() -> Vec<(&'static str, String)> {
     for (k, _) in LINK_KEYS {
         v.push((k, format!("link.{k}")));
     }
+    for (k, _) in HOST_KEYS {
+        v.push((k, format!("hosts.{k}")));
+    }
     for (k, _) in FLOW_KEYS {
         v.push((k, format!("flows.{k}")));
     }
+    v.push((CC_PARAMS, format!("flows.{CC_PARAMS}")));
     v
 }
 
@@ -367,7 +439,12 @@ fn suggest(key: &str, section_prefix: &str) -> (Option<String>, String) {
             .chain(TOP_TABLES.iter().copied())
             .collect(),
         "link." => LINK_KEYS.iter().map(|(k, _)| *k).collect(),
-        _ => FLOW_KEYS.iter().map(|(k, _)| *k).collect(),
+        "hosts." => HOST_KEYS.iter().map(|(k, _)| *k).collect(),
+        _ => FLOW_KEYS
+            .iter()
+            .map(|(k, _)| *k)
+            .chain([CC_PARAMS])
+            .collect(),
     };
     let limit = match lower.chars().count() {
         0..=3 => 1,
@@ -380,11 +457,13 @@ fn suggest(key: &str, section_prefix: &str) -> (Option<String>, String) {
             q[section_prefix.len()..].to_string()
         } else if let Some(k) = q.strip_prefix("link.") {
             format!("{k} under [link]")
+        } else if let Some(k) = q.strip_prefix("hosts.") {
+            format!("{k} under [hosts]")
         } else if let Some(k) = q.strip_prefix("flows.") {
             format!("{k} under [[flows]]")
         } else if q == "flows" {
             "[[flows]]".to_string()
-        } else if q == "link" || q == "reference" {
+        } else if q == "link" || q == "hosts" || q == "reference" {
             format!("[{q}]")
         } else {
             format!("{q} at the top level")
@@ -436,6 +515,8 @@ fn suggest(key: &str, section_prefix: &str) -> (Option<String>, String) {
 pub struct ScenarioFile {
     origin: String,
     root: Table,
+    /// The controllers `flows.cc` may name, and their parameters.
+    catalog: CcCatalog,
 }
 
 /// One concrete scenario of a matrix.
@@ -472,6 +553,7 @@ struct Axis {
 
 struct Ctx<'a> {
     origin: &'a str,
+    cat: &'a CcCatalog,
 }
 
 impl Ctx<'_> {
@@ -501,15 +583,27 @@ fn qualified(section: Section, key: &str) -> String {
     match section {
         Section::Top => key.to_string(),
         Section::Link => format!("link.{key}"),
+        Section::Hosts => format!("hosts.{key}"),
         Section::Flow(i) => format!("flows.{i}.{key}"),
+        Section::CcParams(i) => format!("flows.{i}.{CC_PARAMS}.{key}"),
     }
 }
 
 const FILE_START: Loc = Loc::File { line: 1, col: 1 };
 
 impl ScenarioFile {
-    /// Reads and checks a scenario file. Errors name the path as given.
+    /// Reads and checks a scenario file for the simulator's controllers. Errors name the
+    /// path as given.
     pub fn from_file(path: impl AsRef<Path>) -> Result<ScenarioFile, ScenarioError> {
+        Self::from_file_for(path, CcCatalog::simulator())
+    }
+
+    /// Reads and checks a scenario file for a backend that offers the controllers of
+    /// `catalog` (`flows.cc` must name one of them; `cc_params` must be theirs).
+    pub fn from_file_for(
+        path: impl AsRef<Path>,
+        catalog: CcCatalog,
+    ) -> Result<ScenarioFile, ScenarioError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
@@ -519,13 +613,26 @@ impl ScenarioFile {
                 format!("cannot read scenario file: {e}"),
             )
         })?;
-        Self::from_str(&text, &origin)
+        Self::from_str_for(&text, &origin, catalog)
     }
 
-    /// Parses and checks scenario text. `origin` names it in errors (usually the file name).
+    /// Parses and checks scenario text for the simulator's controllers. `origin` names it in
+    /// errors (usually the file name).
     #[allow(clippy::should_implement_trait)]
     pub fn from_str(text: &str, origin: &str) -> Result<ScenarioFile, ScenarioError> {
-        let ctx = Ctx { origin };
+        Self::from_str_for(text, origin, CcCatalog::simulator())
+    }
+
+    /// Parses and checks scenario text for the controllers of `catalog`.
+    pub fn from_str_for(
+        text: &str,
+        origin: &str,
+        catalog: CcCatalog,
+    ) -> Result<ScenarioFile, ScenarioError> {
+        let ctx = Ctx {
+            origin,
+            cat: &catalog,
+        };
         let index = LineIndex::new(text);
         let at = |off: usize| index.loc(off);
         let doc = DeTable::parse(text).map_err(|e| syntax_error(&ctx, text, &index, &e))?;
@@ -534,9 +641,15 @@ impl ScenarioFile {
         let file = ScenarioFile {
             origin: origin.to_string(),
             root,
+            catalog: catalog.clone(),
         };
         file.check()?;
         Ok(file)
+    }
+
+    /// The controllers this file was checked against.
+    pub fn catalog(&self) -> &CcCatalog {
+        &self.catalog
     }
 
     /// The file name (or origin name) used in errors.
@@ -563,6 +676,7 @@ impl ScenarioFile {
     fn ctx(&self) -> Ctx<'_> {
         Ctx {
             origin: &self.origin,
+            cat: &self.catalog,
         }
     }
 
@@ -583,11 +697,23 @@ impl ScenarioFile {
         }
     }
 
+    fn table(&self, key: &str) -> Option<&Table> {
+        match self.root.get(key).map(|e| &e.node.v) {
+            Some(RawV::Table(t)) => Some(t),
+            _ => None,
+        }
+    }
+
     fn section(&self, s: Section) -> Option<&Table> {
         match s {
             Section::Top => Some(&self.root),
             Section::Link => self.link(),
+            Section::Hosts => self.table("hosts"),
             Section::Flow(i) => self.flow(i),
+            Section::CcParams(i) => match self.flow(i)?.get(CC_PARAMS).map(|e| &e.node.v) {
+                Some(RawV::Table(t)) => Some(t),
+                _ => None,
+            },
         }
     }
 
@@ -640,6 +766,24 @@ impl ScenarioFile {
             ));
         };
         check_table(&ctx, Section::Link, lt, &link.node.loc)?;
+        // [hosts]
+        if let Some(h) = self.root.get("hosts") {
+            let RawV::Table(ht) = &h.node.v else {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &h.node.loc,
+                    Some("hosts".into()),
+                    Some(&h.node.v),
+                    format!("expected a table ([hosts]), found {}", h.node.v.type_name()),
+                ));
+            };
+            check_table(&ctx, Section::Hosts, ht, &h.node.loc)?;
+            for (new, old) in [("latency", "host_latency"), ("jitter", "host_jitter")] {
+                if let (Some(e), Some(_)) = (ht.get(new), lt.get(old)) {
+                    return Err(ctx.err(ErrorKind::Inconsistent, &e.key_loc, Some(format!("hosts.{new}")), None, format!("given twice: hosts.{new} and its old name link.{old}; keep hosts.{new}")));
+                }
+            }
+        }
         // [[flows]]
         let flows = self.root.get("flows").ok_or_else(|| {
             ctx.err(
@@ -735,15 +879,19 @@ impl ScenarioFile {
     }
 
     fn axes(&self) -> Vec<Axis> {
+        let cat = &self.catalog;
         let mut axes = Vec::new();
         let visit = |axes: &mut Vec<Axis>, section: Section, t: &Table| {
             for e in &t.entries {
-                if let Some((k, kind)) = section_keys(section).iter().find(|(k, _)| *k == e.key) {
+                if let Some((k, kind)) = section_keys(section, cat)
+                    .into_iter()
+                    .find(|(k, _)| *k == e.key)
+                {
                     if let RawV::Array(a) = &e.node.v {
                         axes.push(Axis {
                             section,
                             key: k,
-                            kind: *kind,
+                            kind,
                             len: a.len(),
                         });
                     }
@@ -757,11 +905,19 @@ impl ScenarioFile {
                         visit(&mut axes, Section::Link, t)
                     }
                 }
+                "hosts" => {
+                    if let RawV::Table(t) = &e.node.v {
+                        visit(&mut axes, Section::Hosts, t)
+                    }
+                }
                 "flows" => {
                     if let RawV::Array(a) = &e.node.v {
                         for (i, g) in a.iter().enumerate() {
                             if let RawV::Table(t) = &g.v {
-                                visit(&mut axes, Section::Flow(i), t)
+                                visit(&mut axes, Section::Flow(i), t);
+                                if let Some(pt) = self.section(Section::CcParams(i)) {
+                                    visit(&mut axes, Section::CcParams(i), pt);
+                                }
                             }
                         }
                     }
@@ -804,6 +960,7 @@ impl ScenarioFile {
         let mut points = Vec::with_capacity(total);
         let mut choice = vec![0usize; axes.len()];
         for index in 0..total {
+            let _ = index;
             // Mixed-radix digits of `index`, last axis fastest.
             let mut rem = index;
             for (i, a) in axes.iter().enumerate().rev() {
@@ -822,10 +979,28 @@ impl ScenarioFile {
                     _ => Some(node),
                 }
             };
+            // A `cc_params` key sweeps only the runs of controllers that have it: for the
+            // others only its first value is a run of its own, and it is not in their params.
+            let applies = |a: &Axis| match a.section {
+                Section::CcParams(g) => self
+                    .point_controller(g, &pick)
+                    .is_none_or(|c| c.param(a.key).is_some()),
+                _ => true,
+            };
+            if axes
+                .iter()
+                .zip(&choice)
+                .any(|(a, &c)| c != 0 && !applies(a))
+            {
+                continue;
+            }
             let mut params = Map::new();
             for (i, a) in axes.iter().enumerate() {
+                if !applies(a) {
+                    continue;
+                }
                 if let Some(n) = pick(a.section, a.key) {
-                    let v = parse_val(a.kind, &n.v).map_err(|(k, m)| {
+                    let v = parse_val(a.kind, &n.v, &self.catalog).map_err(|(k, m)| {
                         ctx.err(
                             k,
                             &n.loc,
@@ -849,12 +1024,25 @@ impl ScenarioFile {
                 e
             })?;
             points.push(MatrixPoint {
-                index,
+                index: points.len(),
                 params,
                 scenario,
             });
         }
         Ok(points)
+    }
+
+    /// The registry controller flow group `g` runs at the matrix point `pick` describes, if
+    /// the simulator has it.
+    fn point_controller<'a>(
+        &'a self,
+        g: usize,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+    ) -> Option<&'static cclab_core::cc::Controller> {
+        match &pick(Section::Flow(g), "cc")?.v {
+            RawV::Str(s) => self.catalog.find(s)?.controller,
+            _ => None,
+        }
     }
 
     /// Builds one concrete scenario from scalar picks.
@@ -867,12 +1055,8 @@ impl ScenarioFile {
             let Some(n) = pick(section, key) else {
                 return Ok(None);
             };
-            let kind = section_keys(section)
-                .iter()
-                .find(|(k, _)| *k == key)
-                .map(|(_, k)| *k)
-                .unwrap_or(Kind::Description);
-            let v = parse_val(kind, &n.v).map_err(|(k, m)| {
+            let kind = key_kind(section, key, &self.catalog).unwrap_or(Kind::Description);
+            let v = parse_val(kind, &n.v, &self.catalog).map_err(|(k, m)| {
                 ctx.err(k, &n.loc, Some(qualified(section, key)), Some(&n.v), m)
             })?;
             Ok(Some((v, n)))
@@ -887,6 +1071,10 @@ impl ScenarioFile {
         };
         let p = |v: Option<(Val, &Node)>| match v {
             Some((Val::Prob(x), _)) => Some(x),
+            _ => None,
+        };
+        let b = |v: Option<(Val, &Node)>| match v {
+            Some((Val::Bool(x), _)) => Some(x),
             _ => None,
         };
         let missing = |section: Section, key: &str| {
@@ -920,8 +1108,26 @@ impl ScenarioFile {
             loss: p(get(sl, "loss")?).unwrap_or(0.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
             mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
-            host_latency_ns: n(get(sl, "host_latency")?).unwrap_or(0),
-            host_jitter_ns: n(get(sl, "host_jitter")?).unwrap_or(0),
+        };
+        let sh = Section::Hosts;
+        let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);
+        let hosts = HostsSpec {
+            latency_ns: n(get(sh, "latency")?)
+                .or(n(get(sl, "host_latency")?))
+                .unwrap_or(0),
+            jitter_ns: n(get(sh, "jitter")?)
+                .or(n(get(sl, "host_jitter")?))
+                .unwrap_or(0),
+            wake: (wake_ns > 0)
+                .then(|| -> Result<WakeSpec, ScenarioError> {
+                    Ok(WakeSpec {
+                        idle_ns: n(get(sh, "wake_idle")?).unwrap_or(DEFAULT_WAKE_IDLE_NS),
+                        delay_ns: wake_ns,
+                        shared_cpu: b(get(sh, "shared_cpu")?).unwrap_or(true),
+                    })
+                })
+                .transpose()?,
+            hz: n(get(sh, "hz")?).map(|x| x as u32).unwrap_or(DEFAULT_HZ),
         };
         if let (Buffer::Bytes(b), Some(node)) = (buffer, &buffer_loc) {
             if b < link.packet_bytes() {
@@ -933,8 +1139,24 @@ impl ScenarioFile {
             let sf = Section::Flow(i);
             let start = get(sf, "start")?;
             let start_node = start.as_ref().map(|(_, n)| (*n).clone());
+            let cc = s(get(sf, "cc")?).ok_or_else(|| missing(sf, "cc"))?;
+            let mut cc_params = Vec::new();
+            if let (Some(c), Some(pt)) = (
+                self.catalog.find(&cc).and_then(|e| e.controller),
+                self.section(Section::CcParams(i)),
+            ) {
+                for pe in &pt.entries {
+                    if c.param(&pe.key).is_none() {
+                        continue; // another controller's (the group sweeps cc)
+                    }
+                    if let Some((Val::Param(v), _)) = get(Section::CcParams(i), &pe.key)? {
+                        cc_params.push((pe.key.clone(), v));
+                    }
+                }
+            }
             let f = FlowSpec {
-                cc: s(get(sf, "cc")?).ok_or_else(|| missing(sf, "cc"))?,
+                cc,
+                cc_params,
                 count: n(get(sf, "count")?).map(|x| x as u32).unwrap_or(1),
                 start_ns: n(start).unwrap_or(0),
                 size_bytes: n(get(sf, "size")?),
@@ -974,6 +1196,7 @@ impl ScenarioFile {
             duration_ns,
             seed,
             link,
+            hosts,
             flows,
             reference,
         })
@@ -987,22 +1210,73 @@ impl ScenarioFile {
                 .get("link")
                 .map(|e| e.node.loc.clone())
                 .unwrap_or(FILE_START),
-            Section::Flow(i) => match self.root.get("flows").map(|e| &e.node.v) {
-                Some(RawV::Array(a)) => a.get(i).map(|n| n.loc.clone()).unwrap_or(FILE_START),
-                _ => FILE_START,
-            },
+            Section::Hosts => self
+                .root
+                .get("hosts")
+                .map(|e| e.node.loc.clone())
+                .unwrap_or(FILE_START),
+            Section::Flow(i) | Section::CcParams(i) => {
+                match self.root.get("flows").map(|e| &e.node.v) {
+                    Some(RawV::Array(a)) => a.get(i).map(|n| n.loc.clone()).unwrap_or(FILE_START),
+                    _ => FILE_START,
+                }
+            }
+        }
+    }
+
+    /// The table of `section` to edit, created empty (at the end of its parent) when the
+    /// file lacks it; `None` if the file's structure has no place for it.
+    fn table_mut(&mut self, section: Section, loc: &Loc) -> Option<&mut Table> {
+        fn sub<'t>(t: &'t mut Table, key: &str, loc: &Loc) -> Option<&'t mut Table> {
+            if t.get(key).is_none() {
+                t.set(
+                    key,
+                    Node {
+                        v: RawV::Table(Table::default()),
+                        loc: loc.clone(),
+                    },
+                );
+            }
+            match &mut t.get_mut(key)?.node.v {
+                RawV::Table(t) => Some(t),
+                _ => None,
+            }
+        }
+        match section {
+            Section::Top => Some(&mut self.root),
+            Section::Link => sub(&mut self.root, "link", loc),
+            Section::Hosts => sub(&mut self.root, "hosts", loc),
+            Section::Flow(i) | Section::CcParams(i) => {
+                let RawV::Array(a) = &mut self.root.get_mut("flows")?.node.v else {
+                    return None;
+                };
+                let RawV::Table(g) = &mut a.get_mut(i)?.v else {
+                    return None;
+                };
+                if section == Section::Flow(i) {
+                    Some(g)
+                } else {
+                    sub(g, CC_PARAMS, loc)
+                }
+            }
         }
     }
 
     /// Applies a `--set key=value` override. `value` is read as a TOML value (`2`, `0.01`,
     /// `"1%"`, `[0, "1%"]`); if it is not valid TOML it is taken as a bare string (`bbr`,
     /// `1%`, `100mbit`). Keys: `name`, `duration`, `seed`, `description`, `link.<key>`,
-    /// `flows.<key>` (every flow group) and `flows.<i>.<key>` (group i, 0-based). A key the
-    /// file lacks is added at the end of its table. On error the file is left unchanged.
+    /// `hosts.<key>`, `flows.<key>` (every flow group), `flows.<i>.<key>` (group i, 0-based),
+    /// `flows.cc_params.<name>` (every group whose controller has the parameter) and
+    /// `flows.<i>.cc_params.<name>`. A key the file lacks is added at the end of its table.
+    /// On error the file is left unchanged.
     pub fn apply_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
         let loc = Loc::Set(Rc::from(spec));
         let origin = self.origin.clone();
-        let ctx = Ctx { origin: &origin };
+        let catalog = self.catalog.clone();
+        let ctx = Ctx {
+            origin: &origin,
+            cat: &catalog,
+        };
         let bad = |key: Option<String>, msg: String| {
             ctx.err(ErrorKind::BadOverride, &loc, key, None, msg)
         };
@@ -1021,66 +1295,98 @@ impl ScenarioFile {
         }
         let parsed = parse_override_value(value, &loc).map_err(|m| bad(Some(key.into()), m))?;
         let parts: Vec<&str> = key.split('.').collect();
-        let known = |section: Section, k: &str| section_keys(section).iter().any(|(x, _)| *x == k);
+        let known = |section: Section, k: &str| key_kind(section, k, &catalog).is_some();
         let unknown = |prefix: &str, k: &str| {
-            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("{}; override keys: name, duration, seed, description, link.<key>, flows.<key>, flows.<i>.<key>", suggestion(k, prefix)))
+            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("{}; override keys: name, duration, seed, description, link.<key>, hosts.<key>, flows.<key>, flows.<i>.<key>, flows.cc_params.<name>", suggestion(k, prefix)))
         };
-        let before = self.root.clone();
+        let unknown_param = |k: &str| {
+            let all: Vec<&str> = catalog.all_params().iter().map(|p| p.name).collect();
+            ctx.err(
+                ErrorKind::UnknownKey,
+                &loc,
+                Some(key.to_string()),
+                None,
+                if all.is_empty() {
+                    format!("no controller of {} takes parameters", catalog.owner)
+                } else {
+                    format!(
+                        "\"{k}\" is no controller's parameter (parameters: {})",
+                        all.join(", ")
+                    )
+                },
+            )
+        };
         let groups = self.flow_groups();
-        match parts.as_slice() {
-            [k] if known(Section::Top, k) => self.root.set(k, parsed),
-            ["link", k] if known(Section::Link, k) => {
-                if let Some(Entry {
-                    node: Node {
-                        v: RawV::Table(t), ..
-                    },
-                    ..
-                }) = self.root.get_mut("link")
-                {
-                    t.set(k, parsed);
-                }
-            }
+        let no_group = |i: usize| {
+            bad(Some(key.into()), format!("there is no flow group {i}: the file has {groups} [[flows]] group(s), numbered from 0"))
+        };
+        let group = |i: &str| i.parse::<usize>().ok();
+        // The tables to set the key in.
+        let (targets, k): (Vec<Section>, &str) = match parts.as_slice() {
+            [k] if known(Section::Top, k) => (vec![Section::Top], k),
+            ["link", k] if known(Section::Link, k) => (vec![Section::Link], k),
+            ["hosts", k] if known(Section::Hosts, k) => (vec![Section::Hosts], k),
             ["flows", k] if known(Section::Flow(0), k) => {
-                if let Some(Entry {
-                    node: Node {
-                        v: RawV::Array(a), ..
-                    },
-                    ..
-                }) = self.root.get_mut("flows")
-                {
-                    for g in a.iter_mut() {
-                        if let RawV::Table(t) = &mut g.v {
-                            t.set(k, parsed.clone());
-                        }
-                    }
-                }
+                ((0..groups).map(Section::Flow).collect(), k)
             }
-            ["flows", i, k] if i.parse::<usize>().is_ok() => {
-                let i: usize = i.parse().unwrap_or(usize::MAX);
+            ["flows", CC_PARAMS, k] if known(Section::CcParams(0), k) => {
+                // Every group one of whose controllers has the parameter.
+                let with: Vec<Section> = (0..groups)
+                    .filter(|&g| {
+                        self.flow(g).is_some_and(|t| {
+                            group_ccs(&catalog, t)
+                                .iter()
+                                .any(|c| c.controller.is_some_and(|c| c.param(k).is_some()))
+                        })
+                    })
+                    .map(Section::CcParams)
+                    .collect();
+                if with.is_empty() {
+                    return Err(bad(
+                        Some(key.into()),
+                        format!("no flow group runs a controller with the parameter {k}"),
+                    ));
+                }
+                (with, k)
+            }
+            ["flows", CC_PARAMS, k] => return Err(unknown_param(k)),
+            ["flows", i, k] if group(i).is_some() => {
+                let i = group(i).unwrap_or(usize::MAX);
                 if !known(Section::Flow(i), k) {
                     return Err(unknown("flows.", k));
                 }
                 if i >= groups {
-                    return Err(bad(Some(key.into()), format!("there is no flow group {i}: the file has {groups} [[flows]] group(s), numbered from 0")));
+                    return Err(no_group(i));
                 }
-                if let Some(Entry {
-                    node: Node {
-                        v: RawV::Array(a), ..
-                    },
-                    ..
-                }) = self.root.get_mut("flows")
-                {
-                    if let Some(Node {
-                        v: RawV::Table(t), ..
-                    }) = a.get_mut(i)
-                    {
-                        t.set(k, parsed);
-                    }
+                (vec![Section::Flow(i)], k)
+            }
+            ["flows", i, CC_PARAMS, k] if group(i).is_some() => {
+                let i = group(i).unwrap_or(usize::MAX);
+                if !known(Section::CcParams(i), k) {
+                    return Err(unknown_param(k));
                 }
+                if i >= groups {
+                    return Err(no_group(i));
+                }
+                (vec![Section::CcParams(i)], k)
             }
             ["link", k] => return Err(unknown("link.", k)),
+            ["hosts", k] => return Err(unknown("hosts.", k)),
             ["flows", k] => return Err(unknown("flows.", k)),
             _ => return Err(unknown("", parts.last().copied().unwrap_or(key))),
+        };
+        let before = self.root.clone();
+        for section in targets {
+            match self.table_mut(section, &loc) {
+                Some(t) => t.set(k, parsed.clone()),
+                None => {
+                    self.root = before;
+                    return Err(bad(
+                        Some(key.into()),
+                        "the file has no table to hold it".into(),
+                    ));
+                }
+            }
         }
         if let Err(e) = self.check() {
             self.root = before;
@@ -1168,6 +1474,7 @@ fn parse_override_value(value: &str, loc: &Loc) -> Result<Node, String> {
 fn param_name(section: Section, key: &str, single_group: bool) -> String {
     match section {
         Section::Flow(_) if single_group => format!("flows.{key}"),
+        Section::CcParams(_) if single_group => format!("flows.{CC_PARAMS}.{key}"),
         s => qualified(s, key),
     }
 }
@@ -1183,21 +1490,25 @@ fn label_of(params: &Map<String, Value>) -> String {
         .join(",")
 }
 
-/// Checks the keys of `[link]` or one `[[flows]]` group and their values.
+/// Checks the keys of `[link]`, `[hosts]` or one `[[flows]]` group and their values.
 fn check_table(
     ctx: &Ctx<'_>,
     section: Section,
     t: &Table,
     table_loc: &Loc,
 ) -> Result<(), ScenarioError> {
-    let prefix = if section == Section::Link {
-        "link."
-    } else {
-        "flows."
+    let prefix = match section {
+        Section::Link => "link.",
+        Section::Hosts => "hosts.",
+        _ => "flows.",
     };
     for e in &t.entries {
-        match section_keys(section).iter().find(|(k, _)| *k == e.key) {
-            Some((_, kind)) => check_value(ctx, section, &e.key, *kind, &e.node)?,
+        if let (Section::Flow(i), CC_PARAMS) = (section, e.key.as_str()) {
+            check_cc_params(ctx, i, t, e)?;
+            continue;
+        }
+        match key_kind(section, &e.key, ctx.cat) {
+            Some(kind) => check_value(ctx, section, &e.key, kind, &e.node)?,
             None => {
                 return Err(ctx.err(
                     ErrorKind::UnknownKey,
@@ -1211,7 +1522,8 @@ fn check_table(
     }
     let required: &[(&str, &str)] = match section {
         Section::Link => &[("rate", "rate = \"100mbit\""), ("rtt", "rtt = \"20ms\"")],
-        _ => &[("cc", "cc = \"cubic\"")],
+        Section::Flow(_) => &[("cc", "cc = \"cubic\"")],
+        _ => &[],
     };
     for (k, example) in required {
         if t.get(k).is_none() {
@@ -1228,6 +1540,104 @@ fn check_table(
                 format!("missing required key (add e.g. {example} to {head})"),
             ));
         }
+    }
+    Ok(())
+}
+
+/// The controllers flow group table `group` may run: its `cc` value, or each of its list.
+fn group_ccs<'c>(cat: &'c CcCatalog, group: &Table) -> Vec<&'c CcEntry> {
+    let names: Vec<&str> = match group.get("cc").map(|e| &e.node.v) {
+        Some(RawV::Str(s)) => vec![s.as_str()],
+        Some(RawV::Array(a)) => a
+            .iter()
+            .filter_map(|n| match &n.v {
+                RawV::Str(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut out: Vec<&CcEntry> = Vec::new();
+    for e in names.into_iter().filter_map(|n| cat.find(n)) {
+        if !out.iter().any(|x| x.name == e.name) {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Checks `cc_params` of flow group `i`: a table whose every key is a parameter of at least
+/// one of the group's controllers (a group that sweeps `cc` may set the parameters of any of
+/// them; each run applies those of its own controller).
+fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry) -> Result<(), ScenarioError> {
+    let RawV::Table(pt) = &e.node.v else {
+        return Err(ctx.err(
+            ErrorKind::WrongType,
+            &e.node.loc,
+            Some(qualified(Section::Flow(i), CC_PARAMS)),
+            Some(&e.node.v),
+            format!(
+                "expected a table of controller parameters (e.g. cc_params = {{ hystart = false }}), found {}",
+                e.node.v.type_name()
+            ),
+        ));
+    };
+    let ccs = group_ccs(ctx.cat, group);
+    for pe in &pt.entries {
+        let spec = ccs
+            .iter()
+            .find_map(|c| c.controller.and_then(|k| k.param(&pe.key)));
+        let Some(spec) = spec else {
+            let names = ccs
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let candidates: Vec<&str> = ccs
+                .iter()
+                .filter_map(|c| c.controller)
+                .flat_map(|k| k.params.iter().map(|p| p.name))
+                .collect();
+            let msg = if candidates.is_empty() {
+                let simulated = ccs
+                    .iter()
+                    .any(|c| cclab_core::cc::find(&c.name).is_some_and(|k| !k.params.is_empty()));
+                if simulated {
+                    format!(
+                        "{names} takes no parameters on {} (controller parameters are the simulator's; a kernel's module parameters belong to the host)",
+                        ctx.cat.owner
+                    )
+                } else {
+                    format!("{names} takes no parameters")
+                }
+            } else {
+                let near = candidates
+                    .iter()
+                    .map(|c| (levenshtein(&pe.key.to_ascii_lowercase(), c), *c))
+                    .min()
+                    .filter(|(d, _)| *d <= 3)
+                    .map(|(_, c)| format!("did you mean {c}? "))
+                    .unwrap_or_default();
+                format!(
+                    "not a parameter of {names} ({near}parameters: {})",
+                    candidates.join(", ")
+                )
+            };
+            return Err(ctx.err(
+                ErrorKind::UnknownKey,
+                &pe.key_loc,
+                Some(qualified(Section::CcParams(i), &pe.key)),
+                None,
+                msg,
+            ));
+        };
+        check_value(
+            ctx,
+            Section::CcParams(i),
+            &pe.key,
+            Kind::Param(spec.kind),
+            &pe.node,
+        )?;
     }
     Ok(())
 }
@@ -1271,13 +1681,13 @@ fn check_value(
                         "lists cannot be nested and list elements cannot be tables",
                     ));
                 }
-                parse_val(kind, &el.v).map_err(|(k, m)| {
+                parse_val(kind, &el.v, ctx.cat).map_err(|(k, m)| {
                     ctx.err(k, &el.loc, Some(format!("{q}[{i}]")), Some(&el.v), m)
                 })?;
             }
             Ok(())
         }
-        v => parse_val(kind, v)
+        v => parse_val(kind, v, ctx.cat)
             .map(|_| ())
             .map_err(|(k, m)| ctx.err(k, &node.loc, Some(q), Some(v), m)),
     }

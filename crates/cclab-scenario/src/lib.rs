@@ -34,6 +34,7 @@ mod model;
 mod raw;
 pub mod units;
 
+pub use cclab_core::cc::ParamValue;
 pub use error::{ErrorKind, ScenarioError};
 pub use file::{MatrixPoint, ScenarioFile};
 pub use model::*;

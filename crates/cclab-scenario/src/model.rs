@@ -1,5 +1,6 @@
 //! The concrete, validated scenario that a simulator or a real-TCP runner consumes.
 
+use cclab_core::cc::{Controller, Param, ParamValue, Params};
 use serde_json::{Map, Value};
 
 use crate::units::{fmt_rate, fmt_size, fmt_time, Buffer};
@@ -28,22 +29,114 @@ pub const SIZED_RUN_CAP_NS: u64 = 300_000_000_000;
 /// Most matrix points one file may expand to.
 pub const MAX_MATRIX_POINTS: usize = 100_000;
 
-/// Congestion-control algorithms the format accepts: canonical name and aliases. Names are
-/// matched case-insensitively and stored in canonical form in [`FlowSpec::cc`]. To add an
-/// algorithm, add a row here (and its implementation in cclab-core).
-pub const CC_ALGORITHMS: &[(&str, &[&str])] = &[
-    ("reno", &["newreno"]),
-    ("cubic", &[]),
-    ("bbr", &["bbr1", "bbrv1"]),
-];
-
-/// The canonical name of a congestion-control algorithm (`"NewReno"` -> `"reno"`), or `None`.
+/// The canonical name of a controller the simulator has (`"NewReno"` -> `"reno"`), or `None`
+/// (see [`CcCatalog`] for another backend's list).
 pub fn canonical_cc(name: &str) -> Option<&'static str> {
-    let n = name.trim().to_ascii_lowercase();
-    CC_ALGORITHMS
-        .iter()
-        .find(|(canon, aliases)| *canon == n || aliases.contains(&n.as_str()))
-        .map(|(canon, _)| *canon)
+    cclab_core::cc::find(name).map(|c| c.name)
+}
+
+/// One controller a backend offers, as scenario validation sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcEntry {
+    /// Canonical name (`"cubic"`).
+    pub name: String,
+    pub aliases: Vec<String>,
+    /// The registry entry when the simulator has this controller: its parameters may then be
+    /// set with `cc_params`. `None` for controllers only a kernel offers.
+    pub controller: Option<&'static Controller>,
+}
+
+/// The controllers a backend offers: what `flows.cc` may name and which `cc_params` each
+/// takes. The simulator's list is the registry (`cclab_core::cc::CONTROLLERS`); the kernel
+/// backend's is what the kernel offers, without parameters (a kernel's module parameters are
+/// the host's, not the run's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcCatalog {
+    /// Who offers them, for error messages (`"the simulator"`, `"this kernel"`).
+    pub owner: String,
+    pub entries: Vec<CcEntry>,
+}
+
+impl CcCatalog {
+    /// The simulator's controllers: the registry.
+    pub fn simulator() -> Self {
+        CcCatalog {
+            owner: "the simulator".into(),
+            entries: cclab_core::cc::CONTROLLERS
+                .iter()
+                .map(|c| CcEntry {
+                    name: c.name.into(),
+                    aliases: c.aliases.iter().map(|a| a.to_string()).collect(),
+                    controller: Some(*c),
+                })
+                .collect(),
+        }
+    }
+
+    /// Controllers known only by name (a kernel's `tcp_available_congestion_control`);
+    /// names the registry knows keep its aliases, none takes parameters.
+    pub fn names(owner: &str, names: &[String]) -> Self {
+        CcCatalog {
+            owner: owner.into(),
+            entries: names
+                .iter()
+                .map(|n| {
+                    let n = n.trim().to_ascii_lowercase();
+                    let reg = cclab_core::cc::find(&n).filter(|c| c.name == n);
+                    CcEntry {
+                        aliases: reg
+                            .map(|c| c.aliases.iter().map(|a| a.to_string()).collect())
+                            .unwrap_or_default(),
+                        name: n,
+                        controller: None,
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The entry `name` (any case, aliases included) stands for.
+    pub fn find(&self, name: &str) -> Option<&CcEntry> {
+        let n = name.trim().to_ascii_lowercase();
+        self.entries
+            .iter()
+            .find(|e| e.name == n || e.aliases.contains(&n))
+    }
+
+    /// "reno (or newreno), cubic, bbr (or bbr1, bbrv1)".
+    pub fn list(&self) -> String {
+        self.entries
+            .iter()
+            .map(|e| {
+                if e.aliases.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{} (or {})", e.name, e.aliases.join(", "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Every parameter any of these controllers takes, with its spec (the first one wins
+    /// when two controllers share a name: a shared name means the same setting).
+    pub fn all_params(&self) -> Vec<&'static Param> {
+        let mut v: Vec<&'static Param> = Vec::new();
+        for c in self.entries.iter().filter_map(|e| e.controller) {
+            for p in c.params {
+                if !v.iter().any(|q| q.name == p.name) {
+                    v.push(p);
+                }
+            }
+        }
+        v
+    }
+}
+
+impl Default for CcCatalog {
+    fn default() -> Self {
+        Self::simulator()
+    }
 }
 
 /// Socket buffer for a path of `bdp` bytes with a bottleneck buffer of `buffer` bytes:
@@ -67,12 +160,59 @@ pub struct LinkSpec {
     pub ack_loss: f64,
     /// Maximum segment size (payload bytes per packet), in [`MSS_MIN`, `MSS_MAX`].
     pub mss: u32,
-    /// The end hosts' least time to answer a packet, both hosts together, nanoseconds
-    /// (simulator only: the kernel backend's hosts take what they take). 0 = instant.
-    pub host_latency_ns: u64,
-    /// Mean of the exponentially distributed extra time on top of `host_latency_ns`,
-    /// nanoseconds (simulator only). 0 = none.
-    pub host_jitter_ns: u64,
+}
+
+/// Default `hosts.wake`: the extra time an idle host takes to answer, ns (the kernel lab's).
+pub const DEFAULT_WAKE_NS: u64 = 100_000;
+/// Default `hosts.wake_idle`: idle time after which a host's CPU sleeps, ns.
+pub const DEFAULT_WAKE_IDLE_NS: u64 = 500_000;
+/// Default `hosts.hz`: Debian's (and the kernel lab's) `CONFIG_HZ`.
+pub const DEFAULT_HZ: u32 = 250;
+/// `CONFIG_HZ` values Linux offers.
+pub const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
+
+/// The end hosts (`[hosts]`): how long they take to handle packets and how their kernels
+/// keep time. The simulator models each of these; the kernel backend's hosts are this
+/// machine's, which take what they take (these keys do not change a kernel run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostsSpec {
+    /// The least time the two hosts take together to answer a packet, ns (`latency`; old
+    /// name `link.host_latency`). 0 = instant.
+    pub latency_ns: u64,
+    /// Mean of the exponentially distributed time on top of `latency_ns`, ns (`jitter`; old
+    /// name `link.host_jitter`). 0 = none.
+    pub jitter_ns: u64,
+    /// How an idle host wakes up; `None` = hosts never sleep (`wake = "off"`).
+    pub wake: Option<WakeSpec>,
+    /// The hosts' kernel tick rate (`CONFIG_HZ`).
+    pub hz: u32,
+}
+
+/// An idle host's CPU sleeps, and the first packet that finds it asleep is handled late.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WakeSpec {
+    /// Idle time after which the CPU sleeps, ns (`wake_idle`).
+    pub idle_ns: u64,
+    /// Extra time to handle a packet that finds it asleep, ns (`wake`).
+    pub delay_ns: u64,
+    /// Senders and receivers share one CPU, so either's work keeps it awake (`shared_cpu`).
+    pub shared_cpu: bool,
+}
+
+impl Default for HostsSpec {
+    /// Linux hosts as in the kernel lab that answer at once but sleep when idle.
+    fn default() -> Self {
+        HostsSpec {
+            latency_ns: 0,
+            jitter_ns: 0,
+            wake: Some(WakeSpec {
+                idle_ns: DEFAULT_WAKE_IDLE_NS,
+                delay_ns: DEFAULT_WAKE_NS,
+                shared_cpu: true,
+            }),
+            hz: DEFAULT_HZ,
+        }
+    }
 }
 
 impl LinkSpec {
@@ -115,8 +255,11 @@ impl Buffer {
 /// One `[[flows]]` group: `count` identical flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
-    /// Canonical congestion-control name, one of [`CC_ALGORITHMS`] (e.g. `"bbr"`).
+    /// Canonical congestion-control name from the backend's [`CcCatalog`] (e.g. `"bbr"`).
     pub cc: String,
+    /// `cc_params` that apply to `cc`, as given (the others keep their defaults; see
+    /// [`FlowSpec::controller`]).
+    pub cc_params: Vec<(String, ParamValue)>,
     /// Number of identical flows in this group (>= 1).
     pub count: u32,
     /// Start time from the beginning of the run, nanoseconds.
@@ -129,6 +272,21 @@ pub struct FlowSpec {
     pub init_cwnd: u32,
 }
 
+impl FlowSpec {
+    /// The simulator's controller for this group, every parameter resolved (the given
+    /// `cc_params` over the defaults); an error names what the registry lacks.
+    pub fn controller(&self) -> Result<Params, String> {
+        let c = cclab_core::cc::find(&self.cc).ok_or_else(|| {
+            format!(
+                "congestion control \"{}\" is not in the simulator (it has: {})",
+                self.cc,
+                cclab_core::cc::registry::names()
+            )
+        })?;
+        c.resolve(self.cc_params.iter().map(|(k, v)| (k.as_str(), *v)))
+    }
+}
+
 /// A concrete scenario: one point of a matrix, every value resolved and validated.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -138,6 +296,7 @@ pub struct Scenario {
     pub duration_ns: Option<u64>,
     pub seed: u64,
     pub link: LinkSpec,
+    pub hosts: HostsSpec,
     /// Flow groups in file order (at least one).
     pub flows: Vec<FlowSpec>,
     /// The free-form `[reference]` table, as JSON.
@@ -211,8 +370,21 @@ impl Scenario {
         m.insert("link.loss".into(), Value::from(l.loss));
         m.insert("link.ack_loss".into(), Value::from(l.ack_loss));
         m.insert("link.mss".into(), Value::from(l.mss));
-        m.insert("link.host_latency".into(), secs(l.host_latency_ns));
-        m.insert("link.host_jitter".into(), secs(l.host_jitter_ns));
+        let h = &self.hosts;
+        m.insert("hosts.latency".into(), secs(h.latency_ns));
+        m.insert("hosts.jitter".into(), secs(h.jitter_ns));
+        let w = h.wake.unwrap_or(WakeSpec {
+            idle_ns: DEFAULT_WAKE_IDLE_NS,
+            delay_ns: 0,
+            shared_cpu: true,
+        });
+        m.insert(
+            "hosts.wake".into(),
+            secs(if h.wake.is_some() { w.delay_ns } else { 0 }),
+        );
+        m.insert("hosts.wake_idle".into(), secs(w.idle_ns));
+        m.insert("hosts.shared_cpu".into(), Value::from(w.shared_cpu));
+        m.insert("hosts.hz".into(), Value::from(h.hz));
         let single = self.flows.len() == 1;
         for (i, f) in self.flows.iter().enumerate() {
             let p = if single {
@@ -229,6 +401,19 @@ impl Scenario {
             );
             m.insert(format!("{p}rtt_extra"), secs(f.rtt_extra_ns));
             m.insert(format!("{p}init_cwnd"), Value::from(f.init_cwnd));
+            // Every parameter of the controller, defaults included, when the simulator has it.
+            match f.controller() {
+                Ok(params) => {
+                    for (k, v) in params.values() {
+                        m.insert(format!("{p}cc_params.{k}"), param_json(*v));
+                    }
+                }
+                Err(_) => {
+                    for (k, v) in &f.cc_params {
+                        m.insert(format!("{p}cc_params.{k}"), param_json(*v));
+                    }
+                }
+            }
         }
         m
     }
@@ -257,6 +442,22 @@ impl Scenario {
         lt.insert("ack_loss".into(), l.ack_loss.into());
         lt.insert("mss".into(), toml::Value::Integer(l.mss as i64));
         t.insert("link".into(), toml::Value::Table(lt));
+        let h = &self.hosts;
+        let mut ht = toml::Table::new();
+        ht.insert("latency".into(), fmt_time(h.latency_ns).into());
+        ht.insert("jitter".into(), fmt_time(h.jitter_ns).into());
+        match h.wake {
+            Some(w) => {
+                ht.insert("wake".into(), fmt_time(w.delay_ns).into());
+                ht.insert("wake_idle".into(), fmt_time(w.idle_ns).into());
+                ht.insert("shared_cpu".into(), w.shared_cpu.into());
+            }
+            None => {
+                ht.insert("wake".into(), "off".into());
+            }
+        }
+        ht.insert("hz".into(), toml::Value::Integer(h.hz as i64));
+        t.insert("hosts".into(), toml::Value::Table(ht));
         let flows = self
             .flows
             .iter()
@@ -270,6 +471,20 @@ impl Scenario {
                 }
                 ft.insert("rtt_extra".into(), fmt_time(f.rtt_extra_ns).into());
                 ft.insert("init_cwnd".into(), toml::Value::Integer(f.init_cwnd as i64));
+                if !f.cc_params.is_empty() {
+                    let pt: toml::Table = f
+                        .cc_params
+                        .iter()
+                        .map(|(k, v)| {
+                            let tv = match *v {
+                                ParamValue::Bool(b) => toml::Value::Boolean(b),
+                                ParamValue::Int(i) => toml::Value::Integer(i),
+                            };
+                            (k.clone(), tv)
+                        })
+                        .collect();
+                    ft.insert("cc_params".into(), toml::Value::Table(pt));
+                }
                 toml::Value::Table(ft)
             })
             .collect();
@@ -298,4 +513,12 @@ fn json_to_toml(v: &Value) -> Option<toml::Value> {
                 .collect(),
         ),
     })
+}
+
+/// A controller parameter's value in JSON.
+pub(crate) fn param_json(v: ParamValue) -> Value {
+    match v {
+        ParamValue::Bool(b) => Value::from(b),
+        ParamValue::Int(i) => Value::from(i),
+    }
 }

@@ -274,6 +274,7 @@ fn defaults() {
         s.flows,
         vec![FlowSpec {
             cc: "cubic".into(),
+            cc_params: vec![],
             count: 1,
             start_ns: 0,
             size_bytes: None,
@@ -566,7 +567,7 @@ fn error_unknown_cc() {
         &edit(7, "cc = [\"cubic\", \"vegas\"]"),
         7,
         "flows.0.cc[1]",
-        "allowed: reno",
+        "the simulator has: reno",
     );
 }
 
@@ -780,8 +781,12 @@ fn resolved_map_has_every_key() {
             "link.loss",
             "link.ack_loss",
             "link.mss",
-            "link.host_latency",
-            "link.host_jitter",
+            "hosts.latency",
+            "hosts.jitter",
+            "hosts.wake",
+            "hosts.wake_idle",
+            "hosts.shared_cpu",
+            "hosts.hz",
             "flows.cc",
             "flows.count",
             "flows.start",
@@ -878,7 +883,11 @@ fn override_errors() {
             "not valid TOML",
         ),
         ("link.loss=2", ErrorKind::BadValue, "below 100%"),
-        ("flows.cc=vegas", ErrorKind::BadValue, "allowed: reno"),
+        (
+            "flows.cc=vegas",
+            ErrorKind::BadValue,
+            "the simulator has: reno",
+        ),
         ("link.rate=100", ErrorKind::BadValue, "needs a unit"),
         ("name=[a,b]", ErrorKind::WrongType, "cannot be a list"),
     ];
@@ -953,12 +962,12 @@ fn realistic_file_round_trip() {
             loss: 0.0001,
             ack_loss: 0.0,
             mss: 1448,
-            host_latency_ns: 0,
-            host_jitter_ns: 0,
         },
+        hosts: HostsSpec::default(),
         flows: vec![
             FlowSpec {
                 cc: "cubic".into(),
+                cc_params: vec![],
                 count: 2,
                 start_ns: 0,
                 size_bytes: None,
@@ -967,6 +976,7 @@ fn realistic_file_round_trip() {
             },
             FlowSpec {
                 cc: "bbr".into(),
+                cc_params: vec![],
                 count: 1,
                 start_ns: 5_000_000_000,
                 size_bytes: Some(250_000_000),
@@ -1247,24 +1257,209 @@ fn docs_examples_parse() {
 fn host_latency_keys() {
     let s = one(BASE);
     assert_eq!(
-        (s.link.host_latency_ns, s.link.host_jitter_ns),
+        (s.hosts.latency_ns, s.hosts.jitter_ns),
         (0, 0),
         "instant hosts by default"
     );
+    // The old names under [link] still work.
     let s = one(&with_link(
         "host_latency = \"40us\"\nhost_jitter = \"0.05ms\"",
     ));
-    assert_eq!(
-        (s.link.host_latency_ns, s.link.host_jitter_ns),
-        (40_000, 50_000)
-    );
+    assert_eq!((s.hosts.latency_ns, s.hosts.jitter_ns), (40_000, 50_000));
     let r = s.resolved();
-    assert_eq!(r["link.host_latency"], json!(4e-5));
-    assert_eq!(r["link.host_jitter"], json!(5e-5));
+    assert_eq!(r["hosts.latency"], json!(4e-5));
+    assert_eq!(r["hosts.jitter"], json!(5e-5));
     assert_error(
         &with_link("host_jitter = \"-1us\""),
         6,
         "link.host_jitter",
         "negative",
     );
+}
+
+#[test]
+fn hosts_table() {
+    let s = one(BASE);
+    assert_eq!(s.hosts, HostsSpec::default());
+    assert_eq!(
+        s.hosts.wake,
+        Some(WakeSpec {
+            idle_ns: 500_000,
+            delay_ns: 100_000,
+            shared_cpu: true
+        }),
+        "hosts sleep when idle by default, as the kernel lab's"
+    );
+    let text = format!(
+        "{BASE}[hosts]\nlatency = \"40us\"\njitter = \"40us\"\nwake = \"200us\"\nwake_idle = \"1ms\"\nshared_cpu = false\nhz = 1000\n"
+    );
+    let s = one(&text);
+    assert_eq!(
+        (s.hosts.latency_ns, s.hosts.jitter_ns, s.hosts.hz),
+        (40_000, 40_000, 1000)
+    );
+    assert_eq!(
+        s.hosts.wake,
+        Some(WakeSpec {
+            idle_ns: 1_000_000,
+            delay_ns: 200_000,
+            shared_cpu: false
+        })
+    );
+    // Round trip through the explicit form.
+    assert_eq!(one(&s.to_toml_string()), s);
+    let s = one(&format!("{BASE}[hosts]\nwake = \"off\"\n"));
+    assert_eq!(s.hosts.wake, None);
+    assert_eq!(s.resolved()["hosts.wake"], json!(0.0));
+    assert_eq!(one(&s.to_toml_string()), s);
+    // Sweepable and overridable like any key.
+    let mut f = load(BASE);
+    f.apply_override("hosts.wake=[0us,100us]").unwrap();
+    f.apply_override("hosts.hz=1000").unwrap();
+    assert_eq!(f.sweep_keys(), ["hosts.wake"]);
+    let pts = f.expand().unwrap();
+    assert_eq!(pts[0].scenario.hosts.wake, None);
+    assert_eq!(
+        pts[1].scenario.hosts.wake.map(|w| w.delay_ns),
+        Some(100_000)
+    );
+    assert_eq!(pts[1].scenario.hosts.hz, 1000);
+    // Bad values and a key given under both names.
+    let e = ScenarioFile::from_str(&format!("{BASE}[hosts]\nhz = 200\n"), "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("hosts.hz") && e.contains("CONFIG_HZ"), "{e}");
+    let e = ScenarioFile::from_str(&format!("{BASE}[hosts]\nlatncy = \"1us\"\n"), "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("did you mean latency"), "{e}");
+    let both = with_link("host_latency = \"40us\"") + "[hosts]\nlatency = \"40us\"\n";
+    let e = ScenarioFile::from_str(&both, "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("given twice"), "{e}");
+    let e = ScenarioFile::from_str(&with_top("hosts = 3"), "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("expected a table"), "{e}");
+}
+
+#[test]
+fn controller_parameters() {
+    let with = |extra: &str| BASE.replace("cc = \"cubic\"", &format!("cc = \"cubic\"\n{extra}"));
+    let s = one(&with("cc_params = { hystart = false }"));
+    assert_eq!(
+        s.flows[0].cc_params,
+        vec![("hystart".to_string(), ParamValue::Bool(false))]
+    );
+    let c = s.flows[0].controller().unwrap();
+    assert!(!c.bool("hystart") && c.bool("fast_convergence"));
+    assert_eq!(s.resolved()["flows.cc_params.hystart"], json!(false));
+    assert_eq!(
+        s.resolved()["flows.cc_params.hystart_low_window"],
+        json!(16),
+        "defaults are resolved too"
+    );
+    assert_eq!(one(&s.to_toml_string()), s);
+    // Unknown parameter, wrong type, out of range: one-line errors naming the key.
+    for (extra, key, words) in [
+        (
+            "cc_params = { hystrat = false }",
+            "flows.0.cc_params.hystrat",
+            "did you mean hystart",
+        ),
+        (
+            "cc_params = { hystart = 1 }",
+            "flows.0.cc_params.hystart",
+            "true or false",
+        ),
+        (
+            "cc_params = { hystart_detect = 9 }",
+            "flows.0.cc_params.hystart_detect",
+            "between 0 and 3",
+        ),
+        ("cc_params = 3", "flows.0.cc_params", "expected a table"),
+    ] {
+        let e = ScenarioFile::from_str(&with(extra), "t.toml").unwrap_err();
+        let m = e.to_string();
+        assert_eq!(e.key.as_deref(), Some(key), "{m}");
+        assert!(m.contains(words) && !m.contains('\n'), "{m}");
+    }
+    let bbr = BASE.replace(
+        "cc = \"cubic\"",
+        "cc = \"bbr\"\ncc_params = { hystart = false }",
+    );
+    let e = ScenarioFile::from_str(&bbr, "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bbr takes no parameters"), "{e}");
+    // A sweep of cc and of a parameter only CUBIC has: BBR runs once, without it.
+    let mut f = load(BASE);
+    f.apply_override("flows.cc=[cubic,bbr]").unwrap();
+    f.apply_override("flows.cc_params.hystart=[true,false]")
+        .unwrap();
+    assert_eq!(f.sweep_keys(), ["flows.cc", "flows.cc_params.hystart"]);
+    let pts = f.expand().unwrap();
+    let labels: Vec<String> = pts.iter().map(|p| p.label()).collect();
+    assert_eq!(
+        labels,
+        [
+            "flows.cc=cubic,flows.cc_params.hystart=true",
+            "flows.cc=cubic,flows.cc_params.hystart=false",
+            "flows.cc=bbr"
+        ]
+    );
+    assert_eq!(pts.iter().map(|p| p.index).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!(pts[2].scenario.flows[0].cc_params.is_empty());
+    // Overrides of parameters no controller of the file has are refused.
+    let mut f = load(&bbr.replace("\ncc_params = { hystart = false }", ""));
+    let e = f
+        .apply_override("flows.cc_params.hystart=false")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no flow group runs a controller with the parameter hystart"),
+        "{e}"
+    );
+    let e = f
+        .apply_override("flows.cc_params.nope=1")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no controller's parameter"), "{e}");
+}
+
+#[test]
+fn another_backend_s_controllers() {
+    // A kernel that offers dctcp: the name is accepted, and the error lists the kernel's.
+    let cat = CcCatalog::names(
+        "this kernel",
+        &["reno".into(), "cubic".into(), "dctcp".into()],
+    );
+    let text = BASE.replace("cc = \"cubic\"", "cc = \"dctcp\"");
+    let f = ScenarioFile::from_str_for(&text, "t.toml", cat.clone()).unwrap();
+    assert_eq!(f.expand().unwrap()[0].scenario.flows[0].cc, "dctcp");
+    let e = ScenarioFile::from_str(&text, "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the simulator has: reno (or newreno), cubic, bbr (or bbr1, bbrv1)"),
+        "{e}"
+    );
+    let e =
+        ScenarioFile::from_str_for(&BASE.replace("\"cubic\"", "\"bbr\""), "t.toml", cat.clone())
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("this kernel has: reno (or newreno), cubic, dctcp"),
+        "{e}"
+    );
+    // Parameters are the simulator's: a kernel's cubic takes none.
+    let params = BASE.replace(
+        "cc = \"cubic\"",
+        "cc = \"cubic\"\ncc_params = { hystart = false }",
+    );
+    let e = ScenarioFile::from_str_for(&params, "t.toml", cat)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("takes no parameters on this kernel"), "{e}");
 }

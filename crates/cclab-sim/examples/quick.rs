@@ -1,8 +1,7 @@
-use cclab_core::cc::CcKind;
 use cclab_sim::{run, SimConfig};
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    let cc = CcKind::parse(&a[1]).unwrap();
+    let cc = a[1].as_str();
     let rate: f64 = a[2].parse().unwrap();
     let rtt_us: f64 = a[3].parse::<f64>().unwrap() * 1000.0;
     let loss: f64 = a[4].parse().unwrap();

@@ -1,4 +1,4 @@
-use cclab_core::cc::CcKind;
+use cclab_core::cc::Params;
 use cclab_core::Nanos;
 
 /// The bottleneck and the path around it.
@@ -21,7 +21,8 @@ pub struct SimLink {
 /// One flow (a `[[flows]]` group with `count = n` becomes n of these).
 #[derive(Clone, Debug)]
 pub struct SimFlow {
-    pub cc: CcKind,
+    /// The controller and its parameters.
+    pub cc: Params,
     /// `[[flows]]` group index, reported in results.
     pub group: u32,
     pub start_ns: Nanos,
@@ -65,8 +66,8 @@ pub struct SimConfig {
     /// How the end hosts' CPUs wake up (see [`HostWake`]); `None` = hosts answer instantly.
     pub host_wake: Option<HostWake>,
     /// How long the end hosts take to handle each packet (see [`HostLatency`]); `None` =
-    /// no time at all (the default; scenarios set it with `link.host_latency` and
-    /// `link.host_jitter`).
+    /// no time at all (the default; scenarios set it with `hosts.latency` and
+    /// `hosts.jitter`).
     pub host_latency: Option<HostLatency>,
 }
 
@@ -92,7 +93,7 @@ pub struct HostLatency {
 }
 
 impl HostLatency {
-    /// The kernel lab's hosts (`host_latency = "40us"`, `host_jitter = "40us"` in the
+    /// The kernel lab's hosts (`[hosts] latency = "40us"`, `jitter = "40us"` in the
     /// calibration scenarios): 40 us + Exp(40 us), p10/p50/p90/p99 44/68/132/224 us. The
     /// link element timed each host: from writing a segment to reading its ACK (the
     /// receiver) p10/p50/p90/p99 24/42/65/252 us at 500 Mbit/s x 1 ms and 26/46/85/752 us at
@@ -136,37 +137,13 @@ pub struct HostWake {
 impl HostWake {
     /// The kernel lab's hosts (a 2-vCPU KVM guest whose endpoints share one CPU): the sender
     /// answers the first ACK after a slow-start round's pause about 100 us later than the
-    /// others; the idle time is bounded, not measured (docs/fidelity.md, item 13).
+    /// others; the idle time is bounded, not measured (docs/fidelity.md, item 13). The
+    /// default of a scenario's `[hosts]`.
     pub const LAB: HostWake = HostWake {
-        idle_ns: 500_000,
-        wake_ns: 100_000,
+        idle_ns: cclab_scenario::DEFAULT_WAKE_IDLE_NS,
+        wake_ns: cclab_scenario::DEFAULT_WAKE_NS,
         shared_cpu: true,
     };
-
-    /// The hosts of runs made from scenarios: [`HostWake::LAB`], or what
-    /// `CCLAB_SIM_WAKE` says: `off` (hosts answer instantly) or `IDLE_US,WAKE_US[,split]`
-    /// (`split`: senders and receivers on separate CPUs). For fidelity experiments.
-    pub fn from_env() -> Result<Option<HostWake>, String> {
-        let Ok(v) = std::env::var("CCLAB_SIM_WAKE") else {
-            return Ok(Some(HostWake::LAB));
-        };
-        if v.trim() == "off" {
-            return Ok(None);
-        }
-        let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-        let us = |s: &str| s.parse::<u64>().ok().map(|x| x * 1000);
-        let (idle, wake, split) = match parts.as_slice() {
-            [i, w] => (us(i), us(w), false),
-            [i, w, "split"] => (us(i), us(w), true),
-            _ => (None, None, false),
-        };
-        match (idle, wake) {
-            (Some(idle_ns), Some(wake_ns)) => Ok(Some(HostWake { idle_ns, wake_ns, shared_cpu: !split })),
-            _ => Err(format!(
-                "CCLAB_SIM_WAKE=\"{v}\" is not understood: use \"off\" or \"IDLE_US,WAKE_US\" (add \",split\" for separate CPUs), or unset it"
-            )),
-        }
-    }
 }
 
 /// Link rate above which receivers coalesce (GRO), bit/s. Below it a full-size packet takes
@@ -181,9 +158,10 @@ pub fn gro_for_rate(rate_bps: f64) -> bool {
 }
 
 impl SimConfig {
-    /// A single-flow configuration, handy in tests and benchmarks.
+    /// A single-flow configuration, handy in tests and benchmarks; `cc` is a registered
+    /// controller's name (panics otherwise).
     pub fn single(
-        cc: CcKind,
+        cc: &str,
         rate_bps: f64,
         rtt_ns: Nanos,
         buffer_bdp: f64,
@@ -201,7 +179,7 @@ impl SimConfig {
                 mss: 1448,
             },
             flows: vec![SimFlow {
-                cc,
+                cc: cclab_core::cc::by_name(cc).unwrap_or_else(|| panic!("no controller {cc}")),
                 group: 0,
                 start_ns: 0,
                 size: None,

@@ -1,7 +1,6 @@
 //! Scenario (the format every backend reads) -> simulator configuration.
 
 use crate::config::{SimConfig, SimFlow, SimLink};
-use cclab_core::cc::CcKind;
 use cclab_results::RunResult;
 use cclab_scenario::Scenario;
 use std::fmt;
@@ -39,15 +38,12 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
     }
     let mut flows = Vec::new();
     for (g, f) in sc.flows.iter().enumerate() {
-        let cc = CcKind::parse(&f.cc).ok_or_else(|| {
-            UnsupportedError(format!(
-                "{}: congestion control \"{}\" is not available in the sim backend (it has: reno, cubic, bbr)",
-                sc.name, f.cc
-            ))
-        })?;
+        let cc = f
+            .controller()
+            .map_err(|e| UnsupportedError(format!("{}: {e}", sc.name)))?;
         for _ in 0..f.count {
             flows.push(SimFlow {
-                cc,
+                cc: cc.clone(),
                 group: g as u32,
                 start_ns: f.start_ns,
                 size: f.size_bytes,
@@ -68,13 +64,16 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         delayed_ack: true,
         tso: true,
         gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
-        hz: cclab_core::cc::DEFAULT_HZ,
-        host_wake: crate::config::HostWake::from_env().map_err(UnsupportedError)?,
-        // Instant hosts unless the scenario says otherwise.
-        host_latency: (sc.link.host_latency_ns > 0 || sc.link.host_jitter_ns > 0).then_some(
+        hz: sc.hosts.hz,
+        host_wake: sc.hosts.wake.map(|w| crate::config::HostWake {
+            idle_ns: w.idle_ns,
+            wake_ns: w.delay_ns,
+            shared_cpu: w.shared_cpu,
+        }),
+        host_latency: (sc.hosts.latency_ns > 0 || sc.hosts.jitter_ns > 0).then_some(
             crate::config::HostLatency {
-                base_ns: sc.link.host_latency_ns,
-                mean_ns: sc.link.host_jitter_ns,
+                base_ns: sc.hosts.latency_ns,
+                mean_ns: sc.hosts.jitter_ns,
             },
         ),
     })

@@ -1,6 +1,5 @@
 //! The simulator's "done when" behaviours from issue #2, each asserted on simulated runs.
 
-use cclab_core::cc::CcKind;
 use cclab_sim::{run, HostLatency, HostWake, SimConfig, SimFlow};
 
 const MS: u64 = 1_000_000;
@@ -20,7 +19,7 @@ fn newreno_follows_mathis() {
         assert!(est < 100e6);
         let mut sum = 0.0;
         for seed in 1..=4 {
-            let mut cfg = SimConfig::single(CcKind::Reno, 100e6, 100 * MS, 1.0, p, 60 * S);
+            let mut cfg = SimConfig::single("reno", 100e6, 100 * MS, 1.0, p, 60 * S);
             cfg.seed = seed;
             let r = run(&cfg);
             sum += r.series.as_ref().unwrap().mean_goodput_between(30.0, 60.0)[0];
@@ -38,7 +37,7 @@ fn newreno_follows_mathis() {
 /// the queue small while CUBIC fills the buffer (RTT near 2x base).
 #[test]
 fn lossless_utilization_and_queueing() {
-    for cc in CcKind::ALL {
+    for cc in ["reno", "cubic", "bbr"] {
         let r = run(&SimConfig::single(cc, 100e6, 50 * MS, 1.0, 0.0, 30 * S));
         let s = r.series.as_ref().unwrap();
         // Goodput counts payload; the link carries 1500-byte packets of 1448 payload bytes.
@@ -46,12 +45,12 @@ fn lossless_utilization_and_queueing() {
         assert!(util >= 0.9, "{cc}: utilization after startup {util:.3}");
         let p50 = r.flows[0].rtt_ms.p50;
         match cc {
-            CcKind::Bbr => assert!(p50 <= 1.25 * 50.0, "bbr rtt p50 {p50}"),
-            CcKind::Cubic => assert!(
+            "bbr" => assert!(p50 <= 1.25 * 50.0, "bbr rtt p50 {p50}"),
+            "cubic" => assert!(
                 (1.5 * 50.0..=2.1 * 50.0).contains(&p50),
                 "cubic rtt p50 {p50}"
             ),
-            CcKind::Reno => {}
+            _ => {}
         }
     }
 }
@@ -60,7 +59,7 @@ fn lossless_utilization_and_queueing() {
 #[test]
 fn one_percent_loss_bbr_vs_cubic() {
     let bbr = run(&SimConfig::single(
-        CcKind::Bbr,
+        "bbr",
         100e6,
         100 * MS,
         1.0,
@@ -68,7 +67,7 @@ fn one_percent_loss_bbr_vs_cubic() {
         60 * S,
     ));
     let cubic = run(&SimConfig::single(
-        CcKind::Cubic,
+        "cubic",
         100e6,
         100 * MS,
         1.0,
@@ -90,7 +89,7 @@ fn one_percent_loss_bbr_vs_cubic() {
 /// Two BBR flows with the same RTT share fairly in the second half of a 60 s run.
 #[test]
 fn two_bbr_flows_are_fair() {
-    let mut cfg = SimConfig::single(CcKind::Bbr, 100e6, 50 * MS, 1.0, 0.0, 60 * S);
+    let mut cfg = SimConfig::single("bbr", 100e6, 50 * MS, 1.0, 0.0, 60 * S);
     let mut second = cfg.flows[0].clone();
     second.start_ns = 2 * S;
     cfg.flows.push(second);
@@ -107,9 +106,9 @@ fn to_json(r: &cclab_results::RunResult) -> String {
 /// Same seed: byte-identical results; another seed: a different loss pattern.
 #[test]
 fn determinism() {
-    let mut cfg = SimConfig::single(CcKind::Cubic, 50e6, 20 * MS, 1.0, 0.005, 10 * S);
+    let mut cfg = SimConfig::single("cubic", 50e6, 20 * MS, 1.0, 0.005, 10 * S);
     cfg.flows.push(SimFlow {
-        cc: CcKind::Bbr,
+        cc: cclab_core::cc::by_name("bbr").unwrap(),
         ..cfg.flows[0].clone()
     });
     let a = to_json(&run(&cfg));
@@ -136,14 +135,14 @@ fn conservation_and_complete_delivery() {
         let rate = [5e6, 20e6, 100e6, 400e6][next(4) as usize];
         let rtt = (2 + next(120)) * MS;
         let buffer_bdp = 1.0 + next(30) as f64 / 10.0;
-        let mut cfg = SimConfig::single(CcKind::Reno, rate, rtt, buffer_bdp, 0.0, 60 * S);
+        let mut cfg = SimConfig::single("reno", rate, rtt, buffer_bdp, 0.0, 60 * S);
         cfg.duration_ns = None; // run until every flow completes
         cfg.seed = case;
         cfg.flows.clear();
         let n = 1 + next(4);
         for i in 0..n {
             cfg.flows.push(SimFlow {
-                cc: CcKind::ALL[next(3) as usize],
+                cc: cclab_core::cc::CONTROLLERS[next(3) as usize].defaults(),
                 group: i as u32,
                 start_ns: next(2000) * MS,
                 size: Some(1 + next(3_000_000)),
@@ -187,7 +186,7 @@ fn conservation_and_complete_delivery() {
 /// lab's Reno does (49.7 Mbit/s, 40 losses in 15 s).
 #[test]
 fn waking_hosts_overflow_slow_start_a_round_earlier() {
-    let mut cfg = SimConfig::single(CcKind::Reno, 100e6, 50 * MS, 0.1, 0.0, 2 * S);
+    let mut cfg = SimConfig::single("reno", 100e6, 50 * MS, 0.1, 0.0, 2 * S);
     cfg.series_interval_ns = 100 * MS;
     cfg.host_wake = None;
     let instant = run(&cfg);
@@ -212,7 +211,7 @@ fn waking_hosts_overflow_slow_start_a_round_earlier() {
 /// idle for `idle_ns`, and the model changes nothing.
 #[test]
 fn busy_hosts_do_not_sleep() {
-    let mut cfg = SimConfig::single(CcKind::Cubic, 500e6, MS, 1.0, 0.0, 2 * S);
+    let mut cfg = SimConfig::single("cubic", 500e6, MS, 1.0, 0.0, 2 * S);
     cfg.host_wake = None;
     let instant = run(&cfg);
     cfg.host_wake = Some(HostWake::LAB);
@@ -228,7 +227,7 @@ fn busy_hosts_do_not_sleep() {
 /// every RTT sample grows by at least its base, and on a long path by about its mean.
 #[test]
 fn host_latency_is_part_of_the_rtt() {
-    let mut cfg = SimConfig::single(CcKind::Cubic, 100e6, 10 * MS, 1.0, 0.0, 2 * S);
+    let mut cfg = SimConfig::single("cubic", 100e6, 10 * MS, 1.0, 0.0, 2 * S);
     cfg.host_latency = None;
     let instant = run(&cfg);
     cfg.host_latency = Some(HostLatency::LAB);
@@ -256,7 +255,7 @@ fn host_latency_is_part_of_the_rtt() {
 /// ~340).
 #[test]
 fn host_latency_spread_costs_a_tiny_buffer() {
-    let mut cfg = SimConfig::single(CcKind::Cubic, 500e6, MS / 2, 1.0, 0.0, 2 * S);
+    let mut cfg = SimConfig::single("cubic", 500e6, MS / 2, 1.0, 0.0, 2 * S);
     cfg.link.buffer_bytes = 18_000;
     cfg.gro = true;
     cfg.host_latency = None;
@@ -277,8 +276,10 @@ fn host_latency_spread_costs_a_tiny_buffer() {
     );
 }
 
-/// A scenario's `link.host_latency` and `link.host_jitter` reach the simulated hosts; without
-/// them the hosts are instant.
+/// A scenario's `[hosts]` reach the simulated hosts (`latency`, `jitter`, or their old names
+/// `link.host_latency` and `link.host_jitter`; `wake`, `wake_idle`, `shared_cpu`, `hz`);
+/// without them the hosts answer at once and sleep when idle, as the kernel lab's. Nothing
+/// else (no environment variable) changes them.
 #[test]
 fn scenario_keys_set_the_host_latency() {
     let text = "name = \"h\"\nduration = \"1s\"\n[link]\nrate = \"100mbit\"\nrtt = \"10ms\"\n[[flows]]\ncc = \"cubic\"\n";
@@ -295,4 +296,47 @@ fn scenario_keys_set_the_host_latency() {
         "rtt = \"10ms\"\nhost_latency = \"40us\"\nhost_jitter = \"40us\"\n",
     );
     assert_eq!(cfg_of(&lab).host_latency, Some(HostLatency::LAB));
+    let hosts = format!("{text}[hosts]\nlatency = \"40us\"\njitter = \"40us\"\n");
+    assert_eq!(cfg_of(&hosts).host_latency, Some(HostLatency::LAB));
+    assert_eq!(cfg_of(text).host_wake, Some(cclab_sim::HostWake::LAB));
+    assert_eq!(cfg_of(text).hz, 250);
+    let other = format!(
+        "{text}[hosts]\nwake = \"50us\"\nwake_idle = \"1ms\"\nshared_cpu = false\nhz = 1000\n"
+    );
+    let c = cfg_of(&other);
+    assert_eq!(
+        c.host_wake,
+        Some(cclab_sim::HostWake {
+            idle_ns: 1_000_000,
+            wake_ns: 50_000,
+            shared_cpu: false
+        })
+    );
+    assert_eq!(c.hz, 1000);
+    assert_eq!(
+        cfg_of(&format!("{text}[hosts]\nwake = \"off\"\n")).host_wake,
+        None
+    );
+}
+
+/// `cc_params` reach the controller: CUBIC without HyStart overshoots in slow start and
+/// loses more than with it, on the same path and seed.
+#[test]
+fn controller_parameters_reach_the_controller() {
+    let text = "name = \"h\"\nduration = \"3s\"\n[link]\nrate = \"100mbit\"\nrtt = \"40ms\"\nbuffer = \"2bdp\"\n[[flows]]\ncc = \"cubic\"\ncc_params = { hystart = [true, false] }\n";
+    let pts = cclab_scenario::ScenarioFile::from_str(text, "h.toml")
+        .unwrap()
+        .expand()
+        .unwrap();
+    let r: Vec<_> = pts
+        .iter()
+        .map(|p| cclab_sim::run_scenario(&p.scenario).unwrap())
+        .collect();
+    let (with, without) = (&r[0].flows[0], &r[1].flows[0]);
+    assert!(
+        without.retransmits > 2 * with.retransmits.max(1),
+        "hystart on: {} retransmits, off: {}",
+        with.retransmits,
+        without.retransmits
+    );
 }

@@ -1,6 +1,5 @@
 //! `cclab bench`: how fast the simulator runs, on the reference workloads of issue #2.
 
-use cclab_core::cc::CcKind;
 use cclab_sim::{SimConfig, Simulation};
 use serde::Serialize;
 use std::time::Instant;
@@ -36,24 +35,24 @@ pub fn cases() -> Vec<Case> {
     vec![
         Case {
             name: "bbr 100mbit 100ms 60s",
-            cfg: SimConfig::single(CcKind::Bbr, 100e6, 100 * MS, 1.0, 0.0, 60 * S),
+            cfg: SimConfig::single("bbr", 100e6, 100 * MS, 1.0, 0.0, 60 * S),
             target_s: 0.2,
         },
         Case {
             // With the next case: per-packet cost must not grow with the window (~8.6k vs ~86k packets).
             name: "bbr 1gbit 100ms 1% 10s",
-            cfg: SimConfig::single(CcKind::Bbr, 1e9, 100 * MS, 1.0, 0.01, 10 * S),
+            cfg: SimConfig::single("bbr", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 1.0,
         },
         Case {
             name: "bbr 10gbit 100ms 1% 10s",
-            cfg: SimConfig::single(CcKind::Bbr, 10e9, 100 * MS, 1.0, 0.01, 10 * S),
+            cfg: SimConfig::single("bbr", 10e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 10.0,
         },
         Case {
             name: "cubic 1gbit 20ms 10 flows 30s",
             cfg: {
-                let mut c = SimConfig::single(CcKind::Cubic, 1e9, 20 * MS, 1.0, 0.0, 30 * S);
+                let mut c = SimConfig::single("cubic", 1e9, 20 * MS, 1.0, 0.0, 30 * S);
                 let f = c.flows[0].clone();
                 c.flows = vec![f; 10];
                 c

@@ -90,8 +90,23 @@
 //!   so the sender must not reset cwnd to ssthresh at the end of recovery.
 
 use super::{
-    CaEvent, CaState, CongestionControl, RateSample, SplitMix64, TcpState, TCP_INFINITE_SSTHRESH,
+    CaEvent, CaState, CongestionControl, Controller, Params, RateSample, SplitMix64, TcpState,
+    TCP_INFINITE_SSTHRESH,
 };
+
+/// BBRv1 in the registry. Linux's `tcp_bbr` has no module parameters, and neither has this.
+pub const CONTROLLER: Controller = Controller {
+    name: "bbr",
+    aliases: &["bbr1", "bbrv1"],
+    title: "BBRv1",
+    summary: "BBR version 1 as Linux's net/ipv4/tcp_bbr.c (mainline)",
+    params: &[],
+    build,
+};
+
+fn build(_: &Params, seed: u64) -> Box<dyn CongestionControl> {
+    Box::new(Bbr::new(seed))
+}
 use crate::windowed::WindowedFilter;
 
 // ---- Fixed-point scales ----

@@ -71,8 +71,92 @@
 //!   `cube_rtt_scale` and `cube_factor` once at module load.
 
 use super::{
-    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl, TcpState,
+    tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, CongestionControl, Controller,
+    Param, ParamKind, ParamValue, Params, TcpState,
 };
+
+/// CUBIC in the registry. Its parameters are Linux's module parameters of `tcp_cubic` (the
+/// ones this model can vary; `beta` and `bic_scale` are folded into constants at module load),
+/// with their defaults.
+pub const CONTROLLER: Controller = Controller {
+    name: "cubic",
+    aliases: &[],
+    title: "CUBIC",
+    summary: "CUBIC with HyStart as Linux's net/ipv4/tcp_cubic.c",
+    params: &[
+        Param {
+            name: "hystart",
+            kind: ParamKind::Bool,
+            default: ParamValue::Bool(true),
+            unit: "",
+            help: "leave slow start early on ACK trains or rising delay (module parameter hystart)",
+        },
+        Param {
+            name: "hystart_detect",
+            kind: ParamKind::Int { min: 0, max: 3 },
+            default: ParamValue::Int(3),
+            unit: "",
+            help: "HyStart's signals: 1 ACK train, 2 delay increase, 3 both (hystart_detect)",
+        },
+        Param {
+            name: "hystart_low_window",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000,
+            },
+            default: ParamValue::Int(16),
+            unit: "packets",
+            help: "HyStart acts only from this cwnd on (hystart_low_window)",
+        },
+        Param {
+            name: "hystart_ack_delta_us",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 1_000_000,
+            },
+            default: ParamValue::Int(2000),
+            unit: "us",
+            help: "largest ACK spacing that still counts as a train (hystart_ack_delta_us)",
+        },
+        Param {
+            name: "fast_convergence",
+            kind: ParamKind::Bool,
+            default: ParamValue::Bool(true),
+            unit: "",
+            help: "release bandwidth faster when W_max shrinks (fast_convergence)",
+        },
+        Param {
+            name: "tcp_friendliness",
+            kind: ParamKind::Bool,
+            default: ParamValue::Bool(true),
+            unit: "",
+            help: "grow at least as fast as Reno would (tcp_friendliness)",
+        },
+        Param {
+            name: "initial_ssthresh",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 0x7fff_ffff,
+            },
+            default: ParamValue::Int(0),
+            unit: "packets",
+            help: "slow-start threshold at start when HyStart is off; 0 = none (initial_ssthresh)",
+        },
+    ],
+    build,
+};
+
+fn build(p: &Params, _seed: u64) -> Box<dyn CongestionControl> {
+    let mut c = Cubic::new();
+    c.hystart = p.bool("hystart");
+    c.hystart_detect = p.int("hystart_detect") as u8;
+    c.hystart_low_window = p.int("hystart_low_window") as u32;
+    c.hystart_ack_delta_us = p.int("hystart_ack_delta_us") as u32;
+    c.fast_convergence = p.bool("fast_convergence");
+    c.tcp_friendliness = p.bool("tcp_friendliness");
+    c.initial_ssthresh = p.int("initial_ssthresh") as u32;
+    Box::new(c)
+}
 
 /// Scale of `beta` (`BICTCP_BETA_SCALE`).
 const BETA_SCALE: u32 = 1024;

@@ -23,9 +23,10 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod registry;
 pub mod reno;
 
-use std::fmt;
+pub use registry::{by_name, find, Controller, Param, ParamKind, ParamValue, Params};
 
 /// TCP congestion-avoidance states (Linux `enum tcp_ca_state`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -302,50 +303,8 @@ pub trait CongestionControl: Send {
     }
 }
 
-/// Which controller to build.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CcKind {
-    Reno,
-    Cubic,
-    Bbr,
-}
-
-impl CcKind {
-    pub const ALL: [CcKind; 3] = [CcKind::Reno, CcKind::Cubic, CcKind::Bbr];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CcKind::Reno => "reno",
-            CcKind::Cubic => "cubic",
-            CcKind::Bbr => "bbr",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<CcKind> {
-        match s {
-            "reno" | "newreno" => Some(CcKind::Reno),
-            "cubic" => Some(CcKind::Cubic),
-            "bbr" | "bbr1" | "bbrv1" => Some(CcKind::Bbr),
-            _ => None,
-        }
-    }
-
-    /// Build a controller. `seed` feeds any randomness the controller uses (BBR's random
-    /// PROBE_BW phase), so that runs are reproducible.
-    pub fn build(self, seed: u64) -> Box<dyn CongestionControl> {
-        match self {
-            CcKind::Reno => Box::new(reno::Reno::new()),
-            CcKind::Cubic => Box::new(cubic::Cubic::new()),
-            CcKind::Bbr => Box::new(bbr::Bbr::new(seed)),
-        }
-    }
-}
-
-impl fmt::Display for CcKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// Every controller the simulator has, one line each (see [`registry`]).
+pub const CONTROLLERS: &[&Controller] = &[&reno::CONTROLLER, &cubic::CONTROLLER, &bbr::CONTROLLER];
 
 // ---- Helpers shared by loss-based controllers (Linux net/ipv4/tcp_cong.c) ----
 

@@ -6,7 +6,24 @@
 //! every segment outstanding at the loss is acknowledged, RFC 6582) and the recovery-time
 //! window (PRR, RFC 6937) live in the sender, as they do in Linux's tcp_input.c.
 
-use super::{tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CongestionControl, TcpState};
+use super::{
+    tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CongestionControl, Controller, Params,
+    TcpState,
+};
+
+/// NewReno in the registry: no parameters (Linux's `reno` has none).
+pub const CONTROLLER: Controller = Controller {
+    name: "reno",
+    aliases: &["newreno"],
+    title: "NewReno",
+    summary: "NewReno (RFC 5681/6582) as Linux's tcp_reno_* in net/ipv4/tcp_cong.c",
+    params: &[],
+    build,
+};
+
+fn build(_: &Params, _seed: u64) -> Box<dyn CongestionControl> {
+    Box::new(Reno::new())
+}
 
 #[derive(Debug, Default)]
 pub struct Reno;

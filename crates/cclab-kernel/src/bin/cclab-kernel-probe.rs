@@ -80,10 +80,10 @@ fn main() {
                     loss: arg(&args, "--loss", 0.0f64),
                     ack_loss: arg(&args, "--ack-loss", 0.0f64),
                     mss: 1448,
-                    host_latency_ns: 0,
-                    host_jitter_ns: 0,
                 },
+                hosts: Default::default(),
                 flows: vec![FlowSpec {
+                    cc_params: vec![],
                     cc: arg(&args, "--cc", "cubic".to_string()),
                     count: arg(&args, "--flows", 1u32),
                     start_ns: 0,
