@@ -98,8 +98,8 @@ impl fmt::Display for ScenarioError {
             write!(f, "--set {}: ", one_line(set))?;
         }
         match (&self.key, &self.value) {
-            (Some(k), Some(v)) => write!(f, "{k} = {}: ", one_line(v))?,
-            (Some(k), None) => write!(f, "{k}: ")?,
+            (Some(k), Some(v)) => write!(f, "{} = {}: ", one_line(k), one_line(v))?,
+            (Some(k), None) => write!(f, "{}: ", one_line(k))?,
             _ => {}
         }
         f.write_str(&one_line(&self.message))

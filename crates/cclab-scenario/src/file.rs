@@ -957,6 +957,10 @@ impl ScenarioFile {
             return Err(ctx.err(ErrorKind::Inconsistent, &loc, Some(k), None, format!("the lists expand to {total} matrix points; at most {MAX_MATRIX_POINTS} are allowed")));
         }
         let single = self.flow_groups() == 1;
+        let reference = self
+            .root
+            .get("reference")
+            .map(|e| std::sync::Arc::new(raw::to_json(&e.node.v)));
         let mut points = Vec::with_capacity(total);
         let mut choice = vec![0usize; axes.len()];
         for index in 0..total {
@@ -1012,17 +1016,19 @@ impl ScenarioFile {
                     params.insert(param_name(a.section, a.key, single), v.to_json());
                 }
             }
-            let scenario = self.build(&ctx, &pick).map_err(|mut e| {
-                if !params.is_empty() && e.kind == ErrorKind::Inconsistent {
-                    let label = label_of(&params);
-                    e.message = format!(
-                        "{} (in matrix point {} of {total}: {label})",
-                        e.message,
-                        index + 1
-                    );
-                }
-                e
-            })?;
+            let scenario = self
+                .build(&ctx, &pick, reference.clone())
+                .map_err(|mut e| {
+                    if !params.is_empty() && e.kind == ErrorKind::Inconsistent {
+                        let label = label_of(&params);
+                        e.message = format!(
+                            "{} (in matrix point {} of {total}: {label})",
+                            e.message,
+                            index + 1
+                        );
+                    }
+                    e
+                })?;
             points.push(MatrixPoint {
                 index: points.len(),
                 params,
@@ -1050,6 +1056,7 @@ impl ScenarioFile {
         &'a self,
         ctx: &Ctx<'_>,
         pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+        reference: Option<std::sync::Arc<Value>>,
     ) -> Result<Scenario, ScenarioError> {
         let get = |section: Section, key: &str| -> Result<Option<(Val, &Node)>, ScenarioError> {
             let Some(n) = pick(section, key) else {
@@ -1189,7 +1196,6 @@ impl ScenarioFile {
             }
             flows.push(f);
         }
-        let reference = self.root.get("reference").map(|e| raw::to_json(&e.node.v));
         Ok(Scenario {
             name,
             description,

@@ -299,8 +299,8 @@ pub struct Scenario {
     pub hosts: HostsSpec,
     /// Flow groups in file order (at least one).
     pub flows: Vec<FlowSpec>,
-    /// The free-form `[reference]` table, as JSON.
-    pub reference: Option<Value>,
+    /// The free-form `[reference]` table, as JSON (shared by the points of a matrix).
+    pub reference: Option<std::sync::Arc<Value>>,
 }
 
 impl Scenario {
@@ -489,7 +489,7 @@ impl Scenario {
             })
             .collect();
         t.insert("flows".into(), toml::Value::Array(flows));
-        if let Some(r) = self.reference.as_ref().and_then(json_to_toml) {
+        if let Some(r) = self.reference.as_deref().and_then(json_to_toml) {
             t.insert("reference".into(), r);
         }
         toml::to_string(&t).unwrap_or_default()

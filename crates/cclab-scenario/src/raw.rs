@@ -86,13 +86,26 @@ impl RawV {
 pub(crate) struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// Whether each line is ASCII (its columns are byte offsets: no counting).
+    ascii: Vec<bool>,
 }
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { text, starts }
+        let ascii = starts
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                text.as_bytes()[s..starts.get(i + 1).copied().unwrap_or(text.len())].is_ascii()
+            })
+            .collect();
+        LineIndex {
+            text,
+            starts,
+            ascii,
+        }
     }
 
     pub fn loc(&self, offset: usize) -> Loc {
@@ -102,11 +115,14 @@ impl<'a> LineIndex<'a> {
             Err(i) => i - 1,
         };
         let start = self.starts[line];
-        let col = self
-            .text
-            .get(start..offset)
-            .map(|s| s.chars().count())
-            .unwrap_or(offset - start);
+        let col = if self.ascii[line] {
+            offset - start
+        } else {
+            self.text
+                .get(start..offset)
+                .map(|s| s.chars().count())
+                .unwrap_or(offset - start)
+        };
         Loc::File {
             line: (line + 1) as u32,
             col: (col + 1) as u32,

@@ -31,6 +31,40 @@ impl Decimal {
     pub fn is_zero(&self) -> bool {
         self.digits.bytes().all(|b| b == b'0')
     }
+
+    /// The value times 10^`shift` x `factor`, exactly, when it is a whole number that fits
+    /// in u64 (so sizes above 2^53 bytes keep every digit); `None` otherwise.
+    pub fn to_u64_exact(&self, shift: i32, factor: u64) -> Option<u64> {
+        if self.negative && !self.is_zero() {
+            return None;
+        }
+        let digits = self.digits.trim_start_matches('0');
+        if digits.len() > 38 {
+            return None;
+        }
+        let mut v: u128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().ok()?
+        };
+        let e = self.exp.checked_add(shift)?;
+        if e >= 0 {
+            for _ in 0..e.min(40) {
+                v = v.checked_mul(10)?;
+            }
+            if e > 40 && v != 0 {
+                return None;
+            }
+        } else {
+            for _ in 0..(-e).min(40) {
+                if v % 10 != 0 {
+                    return None;
+                }
+                v /= 10;
+            }
+        }
+        u64::try_from(v.checked_mul(factor as u128)?).ok()
+    }
 }
 
 /// Splits `"1.5gbit"` into the number `1.5` and the unit text `"gbit"` (trimmed).
@@ -257,6 +291,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     })?;
     if num.negative && !num.is_zero() {
         return Err("a size must not be negative".into());
+    }
+    if let Some(exact) = num.to_u64_exact(pow10, 1024u64.pow(pow1024 as u32)) {
+        return Ok(exact);
     }
     to_u64(num.to_f64(pow10) * 1024f64.powi(pow1024), "size")
 }

@@ -984,12 +984,12 @@ fn realistic_file_round_trip() {
                 init_cwnd: 10,
             },
         ],
-        reference: Some(json!({
+        reference: Some(std::sync::Arc::new(json!({
             "source": "Hock et al., ICNP 2017, fig. 3",
             "bbr_share": 0.85,
             "runs": [1, 2, 3],
             "published": "2017-10-10"
-        })),
+        }))),
     };
     assert_eq!(s, expected);
     assert_eq!(s.link.buffer_bytes(), 250_000);
