@@ -57,7 +57,7 @@ impl Decimal {
             }
         } else {
             for _ in 0..(-e).min(40) {
-                if v % 10 != 0 {
+                if !v.is_multiple_of(10) {
                     return None;
                 }
                 v /= 10;
