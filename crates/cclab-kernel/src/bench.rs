@@ -257,11 +257,9 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
         group_init_cwnd: vec![10],
     })?;
     let el_shared = Arc::new(ElementShared::new());
-    let cfg = element::ElementConfig {
-        rate_bps: 1e9,
-        buffer_bytes: 1 << 20,
-        ..bench_element(rtt_ns, vec![], timing, ElementMode::Segments)
-    };
+    let mut cfg = bench_element(rtt_ns, vec![], timing, ElementMode::Segments);
+    cfg.link.rate_bps = 1e9;
+    cfg.link.buffer_bytes = 1 << 20;
     let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
     let res = (|| {
         ready.map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
@@ -597,17 +595,21 @@ fn bench_element(
     mode: ElementMode,
 ) -> element::ElementConfig {
     element::ElementConfig {
-        rate_bps: 1e12,
-        buffer_bytes: 1 << 30,
-        loss: 0.0,
-        ack_loss: 0.0,
+        link: cclab_path::LinkDesc {
+            rate_bps: 1e12,
+            buffer_bytes: 1 << 30,
+            loss: 0.0,
+            ack_loss: 0.0,
+            rtt_ns,
+        },
         seed: 1,
-        rtt_ns,
         group_extra_ns: vec![0],
         flow_group,
         timing,
         realtime: false,
         mode,
         pin: true,
+        mss: 1448,
+        trace: None,
     }
 }

@@ -1,13 +1,15 @@
 //! The user-space link element: reads IP packets from a TUN device in the router namespace,
-//! applies the scenario's path (random loss -> rate-limited drop-tail bottleneck -> per-flow
-//! propagation delay in the data direction; ACK loss -> per-flow delay in the ACK direction)
-//! with the shared `cclab_link` model, and writes them back into the TUN device, from where
-//! the router's main routing table forwards them on.
+//! runs them through the scenario's path, the same chains of elements the simulator runs
+//! (`cclab_path`: random loss -> rate-limited drop-tail bottleneck -> per-group propagation
+//! delay in the data direction; ACK loss -> per-group delay in the ACK direction), and writes
+//! them back into the TUN device, from where the router's main routing table forwards them.
 
 use crate::addr;
 use crate::sys;
-use cclab_link::{Bottleneck, DelayLine, LossModel, Rng, WireLen};
+use cclab_path::{Chain, Departure, LinkDesc, Packet, PathDesc, BOTTLENECK};
+use cclab_results::trace::TraceWriter;
 use cclab_results::Histogram;
+use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -28,13 +30,9 @@ pub enum ElementTiming {
 /// What the element emulates.
 #[derive(Clone, Debug)]
 pub struct ElementConfig {
-    pub rate_bps: f64,
-    pub buffer_bytes: u64,
-    pub loss: f64,
-    pub ack_loss: f64,
+    /// The path, as the scenario's `[link]` describes it (`cclab_path` builds it).
+    pub link: LinkDesc,
     pub seed: u64,
-    /// Base round-trip propagation delay, ns.
-    pub rtt_ns: u64,
     /// Extra RTT of each flow group, ns.
     pub group_extra_ns: Vec<u64>,
     /// Group of each flow (flow i uses source port `addr::FLOW_PORT_BASE + i`).
@@ -47,6 +45,11 @@ pub struct ElementConfig {
     /// Pin the element to a CPU of its own (see [`sys::placement`]); the caller pins the
     /// endpoints' threads to the others.
     pub pin: bool,
+    /// The flows' MSS, bytes (trace sequence numbers count segments of this size).
+    pub mss: u32,
+    /// Write a packet trace to this file, naming this scenario in its header
+    /// ([`cclab_results::trace`]); a file that cannot be created stops the run before it starts.
+    pub trace: Option<(std::path::PathBuf, String)>,
 }
 
 /// How packets cross the element's TUN device.
@@ -137,23 +140,126 @@ pub struct ElementStats {
     pub burst_segs: Vec<u64>,
     /// Per-ACK RTT samples of each flow, ns, measured by the element (see [`RttTrack`]).
     pub flow_rtt: Vec<Histogram>,
+    /// Each path element's counters within the counting window (`"data.queue"` ->
+    /// `{"dropped": 3, ...}`).
+    pub elements: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
+thread_local! {
+    /// Packet buffers of the element's thread, reused: a FIFO of live allocations that glibc
+    /// keeps trimming and regrowing cost millisecond stalls at 50 ms delay.
+    static POOL: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty packet buffer.
+fn buffer() -> Vec<u8> {
+    let mut b = POOL
+        .with(|p| p.borrow_mut().pop())
+        .unwrap_or_else(|| Vec::with_capacity(2048));
+    b.clear();
+    b
+}
+
+/// Give a packet buffer back for reuse.
+fn recycle(d: Vec<u8>) {
+    if d.capacity() <= 4096 {
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < 1 << 16 {
+                p.push(d);
+            }
+        });
+    }
+}
+
+/// An IP packet on the path (a whole GSO super-packet in GSO mode).
 struct Pkt {
     /// What is written back to the TUN device (with the vnet header in GSO mode).
     data: Vec<u8>,
+    /// Bytes of vnet header before the IP packet.
+    vnet: usize,
     flow: Option<u32>,
     payload: u32,
+    /// Delay class: the flow's group, or the last class for packets of no flow.
     line: usize,
     /// Bytes on the wire: the IP packet, or the sum of a super-packet's segments.
     wire: u32,
-    /// TCP sequence number after the payload (data packets).
-    end_seq: u32,
+    /// TCP sequence number of the first payload byte (data packets).
+    seq: u32,
+    /// Segments (more than one for a GSO super-packet) and their payload size.
+    segs: u32,
+    mss: u32,
+    /// IP and TCP header lengths.
+    ihl: usize,
+    doff: usize,
+    /// Random loss leaves it alone (see [`Packet::loss_exempt`]).
+    exempt: bool,
 }
 
-impl WireLen for Pkt {
+impl Pkt {
+    /// TCP sequence number after the payload.
+    fn end_seq(&self) -> u32 {
+        self.seq.wrapping_add(self.payload)
+    }
+}
+
+impl Packet for Pkt {
     fn wire_len(&self) -> u32 {
         self.wire
+    }
+    fn class(&self) -> usize {
+        self.line
+    }
+    fn segments(&self) -> u32 {
+        self.segs
+    }
+    fn segment_wire_len(&self) -> u32 {
+        if self.segs > 1 {
+            self.mss + (self.ihl + self.doff) as u32
+        } else {
+            self.wire
+        }
+    }
+    /// Cut a super-packet into its segments, headers fixed (see `tcp_segment`).
+    fn split(self, out: &mut Vec<Self>) {
+        if self.segs <= 1 {
+            out.push(self);
+            return;
+        }
+        let raw = &self.data[self.vnet..];
+        let hl = (self.ihl + self.doff) as u32;
+        for i in 0..self.segs as usize {
+            let mut d = buffer();
+            tcp_segment(
+                raw,
+                self.ihl,
+                self.doff,
+                self.mss as usize,
+                i,
+                self.segs as usize,
+                self.vnet,
+                &mut d,
+            );
+            let wire = (d.len() - self.vnet) as u32;
+            out.push(Pkt {
+                data: d,
+                vnet: self.vnet,
+                flow: self.flow,
+                payload: wire - hl,
+                line: self.line,
+                wire,
+                seq: self.seq.wrapping_add(i as u32 * self.mss),
+                segs: 1,
+                mss: self.mss,
+                ihl: self.ihl,
+                doff: self.doff,
+                exempt: self.exempt,
+            });
+        }
+        recycle(self.data);
+    }
+    fn loss_exempt(&self) -> bool {
+        self.exempt
     }
 }
 
@@ -345,6 +451,7 @@ struct Parsed {
     payload: u32,
     /// SYN, FIN or RST.
     control: bool,
+    syn: bool,
     ihl: usize,
     doff: usize,
     seq: u32,
@@ -362,6 +469,7 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
         tcp: false,
         payload: 0,
         control: false,
+        syn: false,
         ihl: 20,
         doff: 20,
         seq: 0,
@@ -391,6 +499,7 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
     // The packet's length, not the IP total length: a GSO super-packet's can be stale.
     r.payload = p.len().saturating_sub(ihl + doff) as u32;
     r.control = t[13] & 0x07 != 0;
+    r.syn = t[13] & 0x02 != 0;
     r.ack_flag = t[13] & 0x10 != 0;
     r.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
     r.ack = u32::from_be_bytes([t[8], t[9], t[10], t[11]]);
@@ -440,32 +549,85 @@ struct El<'a> {
     fd: i32,
     /// Bytes of vnet header before each packet (0 or 10).
     vnet: usize,
-    fwd: Vec<DelayLine<Pkt>>,
-    rev: Vec<DelayLine<Pkt>>,
+    /// The path, as the simulator has it: data and ACK chains from the one factory.
+    data: Chain<Pkt>,
+    acks: Chain<Pkt>,
+    /// Position of the bottleneck in the data chain.
+    bottleneck: usize,
+    /// One-way delay of each class in the ACK direction (added to RTT samples).
     rev_delay: Vec<u64>,
-    bn: Bottleneck<Pkt>,
-    loss: LossModel,
-    ack_loss: LossModel,
-    loss_rng: Rng,
-    ack_rng: Rng,
     st: ElementStats,
     rtt: Vec<RttTrack>,
-    pool: Vec<Vec<u8>>,
-    lost: Vec<bool>,
     /// End of the last stall counted in `st.stalls`.
     stall_end: u64,
     /// Per flow: (end sequence, release time) of data packets written back, for turnaround.
     released: Vec<std::collections::VecDeque<(u32, u64)>>,
-    /// Packet trace for fidelity work (`CCLAB_ELEMENT_TRACE=FILE`): one line per packet read,
-    /// `D t_us flow seq segs payload` or `A t_us flow ack sack_left sack_right`.
-    trace: Option<std::io::BufWriter<std::fs::File>>,
+    /// Packet trace, and each flow's first sequence number (trace numbers count segments).
+    trace: Option<TraceWriter>,
+    trace_base: Vec<Option<u32>>,
+    /// When the counting window opened (trace times count from it).
+    t0: u64,
 }
 
 impl El<'_> {
     fn buf(&mut self) -> Vec<u8> {
-        let mut b = self.pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
-        b.clear();
-        b
+        buffer()
+    }
+
+    /// Segment number of sequence number `seq` in flow `f` (rounded up for ACK edges).
+    fn seg_no(&self, f: u32, seq: u32, up: bool) -> u64 {
+        let base = self.trace_base[f as usize].unwrap_or(seq);
+        let off = seq.wrapping_sub(base) as u64;
+        let mss = self.cfg.mss.max(1) as u64;
+        if up {
+            off.div_ceil(mss)
+        } else {
+            off / mss
+        }
+    }
+
+    fn trace_packet(&mut self, p: &Parsed, b: &[u8], now: u64) {
+        let Some(f) = p.flow else { return };
+        if self.trace.is_none() || !p.tcp {
+            return;
+        }
+        // The flow's first data byte: after the SYN's sequence number, or the first data seen.
+        let base = &mut self.trace_base[f as usize];
+        if p.dir == Dir::Data && base.is_none() {
+            if p.control && p.payload == 0 && p.syn {
+                *base = Some(p.seq.wrapping_add(1));
+            } else if p.payload > 0 {
+                *base = Some(p.seq);
+            }
+        }
+        let t = now.saturating_sub(self.t0);
+        match p.dir {
+            Dir::Data if p.payload > 0 => {
+                let gs = if self.vnet > 0 {
+                    u16::from_le_bytes([b[4], b[5]]) as u32
+                } else {
+                    0
+                };
+                let segs = if gs > 0 { p.payload.div_ceil(gs) } else { 1 };
+                let seq = self.seg_no(f, p.seq, false);
+                if let Some(tr) = self.trace.as_mut() {
+                    tr.data(t, f, seq, segs, p.payload as u64, false);
+                }
+            }
+            Dir::Ack if p.ack_flag => {
+                let ack = self.seg_no(f, p.ack, true);
+                let sack = (p.nsacks > 0).then(|| {
+                    (
+                        self.seg_no(f, p.sacks[0].0, false),
+                        self.seg_no(f, p.sacks[0].1, true),
+                    )
+                });
+                if let Some(tr) = self.trace.as_mut() {
+                    tr.ack(t, f, ack, sack);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// One packet read from the TUN device (`b`: vnet header + IP packet).
@@ -477,64 +639,52 @@ impl El<'_> {
         let line = p
             .flow
             .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
-        if let (Some(t), true, Some(f)) = (self.trace.as_mut(), counting && p.tcp, p.flow) {
-            use std::io::Write as _;
-            let _ = match p.dir {
-                Dir::Data if p.payload > 0 => {
-                    let gs = if self.vnet > 0 {
-                        u16::from_le_bytes([b[4], b[5]]) as u32
-                    } else {
-                        0
-                    };
-                    let segs = if gs > 0 { p.payload.div_ceil(gs) } else { 1 };
-                    writeln!(t, "D {} {f} {} {segs} {}", now / 1000, p.seq, p.payload)
-                }
-                Dir::Ack if p.ack_flag => {
-                    let (l, r) = if p.nsacks > 0 { p.sacks[0] } else { (0, 0) };
-                    writeln!(t, "A {} {f} {} {l} {r}", now / 1000, p.ack)
-                }
-                _ => Ok(()),
-            };
+        if counting {
+            self.trace_packet(&p, b, now);
         }
+        let hl = (p.ihl + p.doff) as u32;
+        let mut d = self.buf();
+        d.extend_from_slice(b);
+        let mut pkt = Pkt {
+            data: d,
+            vnet: self.vnet,
+            flow: p.flow,
+            payload: p.payload,
+            line,
+            wire: raw.len() as u32,
+            seq: p.seq,
+            segs: 1,
+            mss: p.payload,
+            ihl: p.ihl,
+            doff: p.doff,
+            exempt: true,
+        };
         match p.dir {
             Dir::Data => {
                 let is_data = !p.tcp || (p.payload > 0 && !p.control);
                 // Segments of a TCP GSO super-packet (gso_type TCPV4, gso_size).
-                let mut segs = 1usize;
-                let mut mss = p.payload as usize;
                 if self.vnet > 0 && p.tcp && b[1] & 0x7f == 1 {
-                    let gs = u16::from_le_bytes([b[4], b[5]]) as usize;
-                    if gs > 0 && p.payload as usize > gs {
-                        mss = gs;
-                        segs = (p.payload as usize).div_ceil(gs);
+                    let gs = u16::from_le_bytes([b[4], b[5]]) as u32;
+                    if gs > 0 && p.payload > gs {
+                        pkt.mss = gs;
+                        pkt.segs = p.payload.div_ceil(gs);
                     }
                 }
-                let hl = (p.ihl + p.doff) as u32;
-                let wire = if p.tcp {
-                    p.payload + segs as u32 * hl
-                } else {
-                    raw.len() as u32
-                };
+                if p.tcp {
+                    pkt.wire = p.payload + pkt.segs * hl;
+                }
+                pkt.exempt = !is_data;
                 if is_data {
                     if counting {
-                        self.st.data_pkts_in += segs as u64;
+                        self.st.data_pkts_in += pkt.segs as u64;
                         if self.st.burst_segs.is_empty() {
                             self.st.burst_segs = vec![0; 65];
                         }
-                        self.st.burst_segs[segs.min(64)] += 1;
-                    }
-                    self.lost.clear();
-                    let mut nlost = 0;
-                    for _ in 0..segs {
-                        let l = self.loss.drop(&mut self.loss_rng);
-                        nlost += l as usize;
-                        self.lost.push(l);
-                    }
-                    if counting {
-                        self.st.drops_random += nlost as u64;
+                        self.st.burst_segs[(pkt.segs as usize).min(64)] += 1;
                     }
                     if let Some(f) = p.flow {
-                        for i in 0..segs {
+                        let mss = pkt.mss as usize;
+                        for i in 0..pkt.segs as usize {
                             let s = p.seq.wrapping_add((i * mss) as u32);
                             let e = p
                                 .seq
@@ -542,100 +692,17 @@ impl El<'_> {
                             self.rtt[f as usize].on_data(s, e, now);
                         }
                     }
-                    // Events in time order: departures due by now leave before this arrival
-                    // (the Bottleneck assumes it, as in the simulator's event loop).
-                    self.drain(now, counting);
-                    if segs > 1 {
-                        // Drop-tail as if the segments had arrived one by one: on an idle
-                        // link the first goes on the wire and the others must fit the buffer;
-                        // a super-packet on the wire still holds its unsent segments.
-                        let seg_wire = (mss + hl as usize) as u64;
-                        let mut occupancy = self.occupancy(now, seg_wire);
-                        let idle = self.bn.next_departure().is_none();
-                        let fits = if idle {
-                            wire as u64 - seg_wire <= self.cfg.buffer_bytes
-                        } else {
-                            occupancy + wire as u64 <= self.cfg.buffer_bytes
-                        };
-                        if nlost > 0 || !fits {
-                            // Per-segment loss and drop-tail: split in user space.
-                            if counting {
-                                self.st.gso_splits += 1;
-                            }
-                            let mut first = idle;
-                            for i in 0..segs {
-                                if self.lost[i] {
-                                    continue;
-                                }
-                                let seg_len =
-                                    (mss.min(p.payload as usize - i * mss) + hl as usize) as u64;
-                                if first {
-                                    first = false;
-                                } else if occupancy + seg_len > self.cfg.buffer_bytes {
-                                    if counting {
-                                        self.st.drops_buffer += 1;
-                                    }
-                                    continue;
-                                } else {
-                                    occupancy += seg_len;
-                                }
-                                let mut d = self.buf();
-                                tcp_segment(raw, p.ihl, p.doff, mss, i, segs, self.vnet, &mut d);
-                                let pl = (d.len() - self.vnet) as u32 - hl;
-                                let w = (d.len() - self.vnet) as u32;
-                                let pkt = Pkt {
-                                    data: d,
-                                    flow: p.flow,
-                                    payload: pl,
-                                    line,
-                                    wire: w,
-                                    end_seq: p.seq.wrapping_add((i * mss) as u32 + pl),
-                                };
-                                if let Err(pk) = self.bn.enqueue(now, pkt) {
-                                    self.recycle(pk.data);
-                                }
-                            }
-                            return;
-                        }
-                    } else if nlost > 0 {
-                        return;
-                    } else if self.bn.next_departure().is_some()
-                        && self.occupancy(now, wire as u64) + wire as u64 > self.cfg.buffer_bytes
-                    {
-                        // Behind a super-packet's unsent segments (see above).
-                        if counting {
-                            self.st.drops_buffer += 1;
-                        }
-                        return;
-                    }
-                } else {
-                    self.drain(now, counting);
                 }
-                let mut d = self.buf();
-                d.extend_from_slice(b);
-                let pkt = Pkt {
-                    data: d,
-                    flow: p.flow,
-                    payload: p.payload,
-                    line,
-                    wire,
-                    end_seq: p.seq.wrapping_add(p.payload),
-                };
-                if let Err(pk) = self.bn.enqueue(now, pkt) {
-                    self.recycle(pk.data);
-                }
+                let (st, b) = (&mut self.st, self.bottleneck);
+                self.data.enqueue(now, pkt, &mut |j, d: &Departure<Pkt>| {
+                    record(st, b, counting, j, d)
+                });
             }
             Dir::Ack => {
-                if p.tcp && p.payload == 0 && !p.control {
-                    if counting {
-                        self.st.acks_in += 1;
-                    }
-                    if self.ack_loss.drop(&mut self.ack_rng) {
-                        if counting {
-                            self.st.drops_ack += 1;
-                        }
-                        return;
-                    }
+                let pure_ack = p.tcp && p.payload == 0 && !p.control;
+                pkt.exempt = !pure_ack;
+                if pure_ack && counting {
+                    self.st.acks_in += 1;
                 }
                 if let (Some(f), true) = (p.flow, p.tcp && p.ack_flag) {
                     // Receiver turnaround: from writing the segment this ACK acknowledges up
@@ -657,87 +724,45 @@ impl El<'_> {
                         self.st.flow_rtt[f as usize].record(r + self.rev_delay[line]);
                     }
                 }
-                let mut d = self.buf();
-                d.extend_from_slice(b);
-                let wire = raw.len() as u32;
-                self.rev[line].push(
-                    now,
-                    Pkt {
-                        data: d,
-                        flow: p.flow,
-                        payload: 0,
-                        line,
-                        wire,
-                        end_seq: 0,
-                    },
-                );
+                self.acks.enqueue(now, pkt, &mut |_, _| {});
             }
         }
-    }
-
-    /// Bytes the buffer holds at `now`: the waiting packets, plus the segments of a
-    /// super-packet on the wire that a per-segment link would not have sent yet (all but the
-    /// `seg_wire` bytes being serialised).
-    fn occupancy(&self, now: u64, seg_wire: u64) -> u64 {
-        let on_wire = self.bn.next_departure().map_or(0, |done| {
-            let rem = done.saturating_sub(now) as f64 * self.bn.rate_bps() / 8e9;
-            (rem as u64).saturating_sub(seg_wire)
-        });
-        self.bn.backlog_bytes() + on_wire
     }
 
     fn recycle(&mut self, d: Vec<u8>) {
-        // Buffers are reused: a FIFO of live allocations that glibc keeps trimming and
-        // regrowing cost millisecond stalls at 50 ms delay.
-        if self.pool.len() < 1 << 16 && d.capacity() <= 4096 {
-            self.pool.push(d);
-        }
+        recycle(d);
     }
 
-    /// Move every bottleneck departure due by `now` into its delay line, at its exact
-    /// departure time.
-    fn drain(&mut self, now: u64, counting: bool) {
-        while let Some(t) = self.bn.next_departure() {
-            if t > now {
-                break;
-            }
-            let d = self.bn.dequeue(now).expect("due packet");
-            if counting {
-                self.st.queue_delay.record(d.queue_delay);
-                if let Some(f) = d.pkt.flow {
-                    self.st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
-                }
-            }
-            let l = d.pkt.line;
-            self.fwd[l].push(t, d.pkt);
-        }
+    /// Move every packet due by `now` on through the path, each at its exact time.
+    fn pump(&mut self, now: u64, counting: bool) {
+        let (st, b) = (&mut self.st, self.bottleneck);
+        self.data.pump(now, &mut |j, d: &Departure<Pkt>| {
+            record(st, b, counting, j, d)
+        });
+        self.acks.pump(now, &mut |_, _| {});
     }
 
-    /// Write back every packet whose delay is over.
+    /// Write back every packet that has left the path.
     fn release(&mut self, now: u64, counting: bool) {
-        for k in 0..self.fwd.len() + self.rev.len() {
+        for data_dir in [true, false] {
             loop {
-                let line = if k < self.fwd.len() {
-                    &mut self.fwd[k]
+                let out = if data_dir {
+                    self.data.pop_output()
                 } else {
-                    &mut self.rev[k - self.fwd.len()]
+                    self.acks.pop_output()
                 };
-                let Some(due) = line.next_due() else { break };
-                if due > now {
-                    break;
-                }
-                let p = line.pop_due(now).expect("due");
-                if let (true, Some(f), true) = (k < self.fwd.len(), p.flow, p.payload > 0) {
+                let Some((due, p)) = out else { break };
+                if let (true, Some(f), true) = (data_dir, p.flow, p.payload > 0) {
                     let q = &mut self.released[f as usize];
                     if q.len() >= 1 << 16 {
                         q.pop_front();
                     }
-                    q.push_back((p.end_seq, now));
+                    q.push_back((p.end_seq(), now));
                 }
                 if counting {
-                    self.st.lateness.record(now - due);
+                    self.st.lateness.record(now.saturating_sub(due));
                     // A stall: the first packet it made late (the others were due during it).
-                    if now - due > STALL_NS && due > self.stall_end {
+                    if now.saturating_sub(due) > STALL_NS && due > self.stall_end {
                         self.st.stalls += 1;
                         self.stall_end = now;
                     }
@@ -750,19 +775,57 @@ impl El<'_> {
     }
 
     fn next_event(&self) -> Option<u64> {
-        let mut next = self.bn.next_departure();
-        for line in self.fwd.iter().chain(self.rev.iter()) {
-            if let Some(d) = line.next_due() {
-                next = Some(next.map_or(d, |n: u64| n.min(d)));
-            }
-        }
-        next
+        [self.data.next_event(), self.acks.next_event()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Both chains' counters.
+    fn counters(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
+        let mut m = self.data.counters("data.");
+        m.extend(self.acks.counters("ack."));
+        m
     }
 }
 
+/// Statistics of a bottleneck departure inside the counting window.
+fn record(st: &mut ElementStats, bottleneck: usize, counting: bool, j: usize, d: &Departure<Pkt>) {
+    if counting && j == bottleneck {
+        st.queue_delay.record(d.sojourn);
+        if let Some(f) = d.pkt.flow {
+            st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
+        }
+    }
+}
+
+/// `after - before`, counter by counter.
+fn counters_between(
+    before: &BTreeMap<String, BTreeMap<String, u64>>,
+    after: &BTreeMap<String, BTreeMap<String, u64>>,
+) -> BTreeMap<String, BTreeMap<String, u64>> {
+    after
+        .iter()
+        .map(|(el, cs)| {
+            let b = before.get(el);
+            let d = cs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.saturating_sub(b.and_then(|b| b.get(k)).copied().unwrap_or(0)),
+                    )
+                })
+                .collect();
+            (el.clone(), d)
+        })
+        .collect()
+}
+
 /// Starts the element on a thread inside namespace `ns`: opens the TUN device for
-/// `cfg.mode` and runs until `shared.stop`. Returns once the device exists, with the error if
-/// it could not be opened (the thread has then already ended).
+/// `cfg.mode` (and the trace file, if any) and runs until `shared.stop`. Returns once the
+/// device exists, with the error if it or the trace could not be opened (the thread has
+/// then already ended).
 pub fn spawn(
     ns: String,
     cfg: ElementConfig,
@@ -774,10 +837,20 @@ pub fn spawn(
     let (tx, rx) = std::sync::mpsc::channel();
     let mode = cfg.mode;
     let handle = std::thread::spawn(move || {
+        let trace = match &cfg.trace {
+            Some((p, name)) => match TraceWriter::create(p, "kernel", name, cfg.seed) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return Ok(ElementStats::default());
+                }
+            },
+            None => None,
+        };
         match sys::enter_netns(&ns).and_then(|_| open_tun(crate::topo::TUN, mode)) {
             Ok(t) => {
                 let _ = tx.send(Ok(()));
-                run(t, cfg, shared)
+                run(t, cfg, shared, trace)
             }
             Err(e) => {
                 let _ = tx.send(Err(e));
@@ -791,11 +864,13 @@ pub fn spawn(
     (handle, ready)
 }
 
-/// Runs the element on `tun` until `shared.stop`; call on a thread inside the router namespace.
+/// Runs the element on `tun` until `shared.stop`; call on a thread inside the router
+/// namespace. A trace that could not be written is an error.
 pub fn run(
     tun: OwnedFd,
     cfg: ElementConfig,
     shared: Arc<ElementShared>,
+    trace: Option<TraceWriter>,
 ) -> io::Result<ElementStats> {
     sys::set_timer_slack(1);
     if cfg.pin {
@@ -807,18 +882,15 @@ pub fn run(
     }
     let fd = tun.as_raw_fd();
     let nflows = cfg.flow_group.len();
-    let ngroups = cfg.group_extra_ns.len();
-    // Lines 0..ngroups: groups; line ngroups: packets of no flow (base RTT).
-    let mut fwd: Vec<DelayLine<Pkt>> = Vec::new();
-    let mut rev: Vec<DelayLine<Pkt>> = Vec::new();
-    let mut rev_delay = Vec::new();
-    for g in 0..=ngroups {
-        let rtt = cfg.rtt_ns + cfg.group_extra_ns.get(g).copied().unwrap_or(0);
-        let one_way_fwd = rtt / 2;
-        fwd.push(DelayLine::new(one_way_fwd));
-        rev.push(DelayLine::new(rtt - one_way_fwd));
-        rev_delay.push(rtt - one_way_fwd);
-    }
+    // Classes 0..ngroups: groups; class ngroups: packets of no flow (base RTT).
+    let mut extras = cfg.group_extra_ns.clone();
+    extras.push(0);
+    let path = PathDesc {
+        link: cfg.link.clone(),
+        class_extra_rtt_ns: extras.clone(),
+        seed: cfg.seed,
+    };
+    let data = path.data_chain();
     let mut el = El {
         cfg: &cfg,
         fd,
@@ -827,31 +899,25 @@ pub fn run(
         } else {
             0
         },
-        fwd,
-        rev,
-        rev_delay,
-        bn: Bottleneck::new(cfg.rate_bps, cfg.buffer_bytes),
-        loss: LossModel::from_probability(cfg.loss),
-        ack_loss: LossModel::from_probability(cfg.ack_loss),
-        loss_rng: Rng::derive(cfg.seed, 1),
-        ack_rng: Rng::derive(cfg.seed, 2),
+        bottleneck: data.position(BOTTLENECK).unwrap_or(0),
+        data,
+        acks: path.ack_chain(),
+        rev_delay: (0..extras.len()).map(|k| path.one_way(k).1).collect(),
         st: ElementStats {
             flow_payload_bytes: vec![0; nflows],
             flow_rtt: vec![Histogram::default(); nflows],
             ..Default::default()
         },
         rtt: (0..nflows).map(|_| RttTrack::default()).collect(),
-        pool: Vec::new(),
-        lost: Vec::new(),
         stall_end: 0,
         released: vec![std::collections::VecDeque::new(); nflows],
-        trace: std::env::var_os("CCLAB_ELEMENT_TRACE")
-            .and_then(|p| std::fs::File::create(p).ok())
-            .map(std::io::BufWriter::new),
+        trace,
+        trace_base: vec![None; nflows],
+        t0: 0,
     };
-    // Bottleneck counters when the counting window opened, and whether it has.
-    let mut base: Option<cclab_link::LinkCounters> = None;
-    let mut final_counters: Option<cclab_link::LinkCounters> = None;
+    // The path's counters when the counting window opened and when it closed.
+    let mut base: Option<BTreeMap<String, BTreeMap<String, u64>>> = None;
+    let mut final_counters: Option<BTreeMap<String, BTreeMap<String, u64>>> = None;
     let mut buf = vec![0u8; 65536 + 64];
     let mut last_arrival = 0u64;
     let in_window = |now: u64| {
@@ -872,7 +938,8 @@ pub fn run(
             let now = sys::now_ns();
             let counting = in_window(now);
             if counting && base.is_none() {
-                base = Some(el.bn.counters().clone());
+                base = Some(el.counters());
+                el.t0 = shared.count_from.load(Ordering::Relaxed);
             }
             el.st.packets_read += 1;
             last_arrival = now;
@@ -881,27 +948,28 @@ pub fn run(
                 el.arrive(&buf[..n], now, counting);
             }
             if k % 8 == 7 {
-                el.drain(now, counting);
+                el.pump(now, counting);
                 el.release(now, counting);
             }
         }
-        // 2. Bottleneck departures enter their delay lines at their exact departure time.
+        // 2. Packets move on through the path at their exact times.
         let now = sys::now_ns();
         let counting = in_window(now);
         if counting && base.is_none() {
-            base = Some(el.bn.counters().clone());
+            base = Some(el.counters());
+            el.t0 = shared.count_from.load(Ordering::Relaxed);
         }
         if base.is_some()
             && !counting
             && final_counters.is_none()
             && now > shared.count_until.load(Ordering::Relaxed)
         {
-            final_counters = Some(el.bn.counters().clone());
+            final_counters = Some(el.counters());
         }
-        el.drain(now, counting);
+        el.pump(now, counting);
         shared
             .backlog
-            .store(el.bn.backlog_bytes(), Ordering::Relaxed);
+            .store(el.data.backlog_bytes(), Ordering::Relaxed);
         // 3. Release what is due.
         el.release(now, counting);
         // 4. Wait for the next event.
@@ -929,13 +997,21 @@ pub fn run(
             }
         }
     }
-    let mut st = el.st;
-    let end = final_counters.unwrap_or_else(|| el.bn.counters().clone());
+    let end = final_counters.unwrap_or_else(|| el.counters());
     let b = base.unwrap_or_else(|| end.clone());
-    st.forwarded_pkts = end.forwarded_pkts - b.forwarded_pkts;
-    st.forwarded_bytes = end.forwarded_bytes - b.forwarded_bytes;
-    // Plus the segments the element dropped itself when splitting a super-packet.
-    st.drops_buffer += end.drops_buffer - b.drops_buffer;
+    let d = counters_between(&b, &end);
+    let c = |el: &str, k: &str| d.get(el).and_then(|m| m.get(k)).copied().unwrap_or(0);
+    let mut st = std::mem::take(&mut el.st);
+    st.forwarded_pkts = c("data.queue", "forwarded");
+    st.forwarded_bytes = c("data.queue", "forwarded_bytes");
+    st.drops_buffer = c("data.queue", "dropped");
+    st.drops_random = c("data.loss", "dropped");
+    st.drops_ack = c("ack.loss", "dropped");
+    st.gso_splits = c("data.queue", "split") + c("data.loss", "split");
+    st.elements = d;
+    if let Some(t) = el.trace.take() {
+        t.finish()?;
+    }
     Ok(st)
 }
 

@@ -43,13 +43,16 @@
 //! approximate, the docs of [`run_scenario`] say how.
 
 pub mod addr;
+mod backend;
 mod bench;
 mod doctor;
 pub mod element;
+pub mod lab;
 pub mod sys;
 mod topo;
 pub mod traffic;
 
+pub use backend::KernelBackend;
 pub use bench::{
     capacity_sweep, element_capacity, idle_rtt, sweep_rates, tcp_capacity_point,
     tcp_capacity_sweep, Capacity, CapacityPoint, ACCURATE_P99_US,
@@ -58,9 +61,7 @@ pub use doctor::{doctor, DoctorReport, Feature};
 pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, namespaces_of, CleanReport, PREFIX};
 
-use cclab_results::{
-    jain, FlowResult, FlowSeries, LinkResult, Percentiles, QueuePercentiles, RunResult, TimeSeries,
-};
+use cclab_results::{FlowRecord, FlowSeries, LinkRecord, RunRecord, RunResult, TimeSeries};
 use cclab_scenario::Scenario;
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -88,6 +89,8 @@ pub struct KernelOptions {
     /// others (on by default; without it the scheduler's time slices make the element
     /// release packets milliseconds late at p99).
     pub pin: bool,
+    /// Write the element's packet trace here (see `cclab_results::trace`).
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// Link rate from which [`auto_mode`] picks [`ElementMode::Gso`], bit/s.
@@ -115,6 +118,7 @@ impl Default for KernelOptions {
             keep_namespaces: false,
             mode: None,
             pin: true,
+            trace: None,
         }
     }
 }
@@ -299,7 +303,6 @@ pub fn run_scenario_detailed(
         )));
     }
     let link = &sc.link;
-    let buffer = link.buffer_bytes();
     let mtu = link.mss + cclab_scenario::HEADER_BYTES as u32;
     let mut plans = Vec::new();
     for (g, f) in sc.flows.iter().enumerate() {
@@ -316,55 +319,39 @@ pub fn run_scenario_detailed(
     }
 
     let _signals = sys::SignalGuard::install();
-    let mut topo = topo::Topology::create(&topo::TopoConfig {
+    let mut lab = lab::Lab::create(lab::LabConfig {
+        element: element::ElementConfig {
+            link: link.desc(),
+            seed: sc.seed,
+            group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
+            flow_group: plans.iter().map(|p| p.group).collect(),
+            timing: opts.timing,
+            realtime: opts.realtime,
+            mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
+            pin: opts.pin,
+            mss: link.mss,
+            trace: opts.trace.clone().map(|p| (p, sc.name.clone())),
+        },
         mtu,
         group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
+        keep_namespaces: opts.keep_namespaces,
     })?;
-    topo.keep = opts.keep_namespaces;
-
-    let el_shared = Arc::new(element::ElementShared::new());
-    let sh = Arc::new(traffic::Shared::new(plans.len()));
-    let mut threads = Threads {
-        el: el_shared.clone(),
-        sh: sh.clone(),
-        element: None,
-        receiver: None,
-    };
-
-    // Element: creates the TUN device inside the router namespace, then runs.
-    let el_cfg = element::ElementConfig {
-        rate_bps: link.rate_bps as f64,
-        buffer_bytes: buffer,
-        loss: link.loss,
-        ack_loss: link.ack_loss,
-        seed: sc.seed,
-        rtt_ns: link.rtt_ns,
-        group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
-        flow_group: plans.iter().map(|p| p.group).collect(),
-        timing: opts.timing,
-        realtime: opts.realtime,
-        mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
-        pin: opts.pin,
-    };
     let pin = opts.pin;
-    let (handle, ready) = element::spawn(topo.rtr.clone(), el_cfg, el_shared.clone());
-    threads.element = Some(handle);
-    ready.map_err(|e| {
-        KernelError::Setup(format!(
-            "cannot create the TUN device ({e}); is /dev/net/tun there?"
-        ))
-    })?;
-    topo.route_through_tun(mtu)?;
-    let steered =
-        pin && sys::placement().is_some_and(|(_, endpoints)| topo.steer_tun_processing(&endpoints));
+    let steered = lab.steered();
+    let el_shared = lab.element().clone();
+    let sh = Arc::new(traffic::Shared::new(plans.len()));
+    let mut receiver = Receiver {
+        sh: sh.clone(),
+        handle: None,
+    };
 
     // Receiver.
     let (tx, rx) = std::sync::mpsc::channel();
-    let rcv = topo.rcv.clone();
+    let rcv = lab.receiver_ns().to_string();
     let (p2, s2) = (plans.clone(), sh.clone());
     let groups = sc.flows.len();
     let rcvbuf = plans.iter().map(|p| p.sockbuf).max().unwrap_or(4 << 20);
-    threads.receiver = Some(std::thread::spawn(move || {
+    receiver.handle = Some(std::thread::spawn(move || {
         if pin {
             sys::place(false);
         }
@@ -393,7 +380,7 @@ pub fn run_scenario_detailed(
         sample_ns: opts.sample_interval_ns,
         bin_ns: opts.series_interval_ns,
     };
-    let snd = topo.snd.clone();
+    let snd = lab.sender_ns().to_string();
     let (s3, e3) = (sh.clone(), el_shared.clone());
     let steal_before = sys::steal_ms();
     let sender = std::thread::spawn(move || {
@@ -408,9 +395,9 @@ pub fn run_scenario_detailed(
         .join()
         .map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
     let steal_ms = steal_before.zip(sys::steal_ms()).map(|(a, b)| b - a);
-    let (el_stats, _) = threads.stop();
-    let el_stats = el_stats?;
-    drop(topo);
+    receiver.stop();
+    let el_stats = lab.stop()?;
+    drop(lab);
     if let Some(sig) = out.interrupted {
         return Err(KernelError::Interrupted(sig));
     }
@@ -433,36 +420,24 @@ pub fn run_scenario_detailed(
     })
 }
 
-/// Stops and joins the element and receiver threads (also on early return).
-struct Threads {
-    el: Arc<element::ElementShared>,
+/// Stops and joins the receiver thread (also on early return).
+struct Receiver {
     sh: Arc<traffic::Shared>,
-    element: Option<std::thread::JoinHandle<std::io::Result<ElementStats>>>,
-    receiver: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    handle: Option<std::thread::JoinHandle<std::io::Result<()>>>,
 }
 
-impl Threads {
-    fn stop(&mut self) -> (Result<ElementStats, KernelError>, ()) {
+impl Receiver {
+    fn stop(&mut self) {
         self.sh.stop.store(true, Ordering::SeqCst);
-        self.el.stop.store(true, Ordering::SeqCst);
-        if let Some(r) = self.receiver.take() {
+        if let Some(r) = self.handle.take() {
             let _ = r.join();
         }
-        let st = match self.element.take() {
-            Some(h) => match h.join() {
-                Ok(Ok(s)) => Ok(s),
-                Ok(Err(e)) => Err(KernelError::Io(format!("link element: {e}"))),
-                Err(_) => Err(KernelError::Io("the link element panicked".into())),
-            },
-            None => Ok(ElementStats::default()),
-        };
-        (st, ())
     }
 }
 
-impl Drop for Threads {
+impl Drop for Receiver {
     fn drop(&mut self) {
-        let _ = self.stop();
+        self.stop();
     }
 }
 
@@ -476,99 +451,56 @@ fn build_result(
     lab_steal_ms: Option<f64>,
 ) -> RunResult {
     let t0 = sh.t0.load(Ordering::SeqCst);
-    let end = out.end_rel;
-    let ms = |v: Option<u64>| v.map_or(0.0, |x| x as f64 / 1e6);
-    let flows: Vec<FlowResult> = plans
+    let flows = plans
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let fo = &out.flows[i];
             let ti = &fo.info;
             let done = sh.completed[i].load(Ordering::SeqCst);
-            let completed_rel = (done != 0)
-                .then(|| done.saturating_sub(t0))
-                .filter(|&c| c <= end);
-            let active_end = completed_rel.unwrap_or(end);
-            let active = active_end.saturating_sub(p.start_ns) as f64 / 1e9;
-            let per_s = |b: u64| {
-                if active > 0.0 {
-                    b as f64 * 8.0 / active
-                } else {
-                    0.0
+            // Per-ACK samples taken by the element, as the simulator records them; with none
+            // (no ACK got through), the sender's smoothed RTT and its min RTT.
+            let (rtt, rtt_min_ns) = match el.flow_rtt.get(i).filter(|h| h.count() > 0) {
+                Some(h) => (h.clone(), None),
+                None => {
+                    let min = if ti.min_rtt > 0 && ti.min_rtt != u32::MAX {
+                        Some(ti.min_rtt as u64 * 1000)
+                    } else {
+                        fo.rtt.min()
+                    };
+                    (fo.rtt.clone(), min)
                 }
             };
-            let delivered = sh.delivered[i].load(Ordering::SeqCst);
-            let segs = ti.data_segs_out as u64;
-            let retx = ti.total_retrans as u64;
-            let min_rtt = if ti.min_rtt > 0 && ti.min_rtt != u32::MAX {
-                Some(ti.min_rtt as u64 * 1000)
-            } else {
-                fo.rtt.min()
-            };
-            FlowResult {
-                id: i as u32,
+            FlowRecord {
                 cc: p.cc.clone(),
                 group: p.group,
-                start_s: p.start_ns as f64 / 1e9,
-                goodput_bps: per_s(delivered),
-                throughput_bps: per_s(el.flow_payload_bytes.get(i).copied().unwrap_or(0)),
-                bytes_delivered: delivered,
-                retransmits: retx,
-                segments_sent: segs,
-                retrans_ratio: if segs > 0 {
-                    retx as f64 / segs as f64
-                } else {
-                    0.0
-                },
-                rtt_ms: match el.flow_rtt.get(i).filter(|h| h.count() > 0) {
-                    // Per-ACK samples taken by the element, as the simulator records them.
-                    Some(h) => Percentiles {
-                        min: ms(h.min()),
-                        p50: ms(h.quantile(0.5)),
-                        p95: ms(h.quantile(0.95)),
-                        p99: ms(h.quantile(0.99)),
-                    },
-                    // No sample (e.g. no ACK got through): the sender's smoothed RTT.
-                    None => Percentiles {
-                        min: ms(min_rtt),
-                        p50: ms(fo.rtt.quantile(0.5)),
-                        p95: ms(fo.rtt.quantile(0.95)),
-                        p99: ms(fo.rtt.quantile(0.99)),
-                    },
-                },
-                fct_s: completed_rel.map(|c| c.saturating_sub(p.start_ns) as f64 / 1e9),
+                start_ns: p.start_ns,
                 size_bytes: p.size,
+                completed_ns: (done != 0).then(|| done.saturating_sub(t0)),
+                delivered_bytes: sh.delivered[i].load(Ordering::SeqCst),
+                wire_payload_bytes: el.flow_payload_bytes.get(i).copied().unwrap_or(0),
+                segments_sent: ti.data_segs_out as u64,
+                retransmits: ti.total_retrans as u64,
                 rto_count: if fo.info_len >= sys::TCPI_TOTAL_RTO_END {
                     ti.total_rto as u64
                 } else {
                     0
                 },
+                rtt,
+                rtt_min_ns,
             }
         })
         .collect();
-    let first_start = plans.iter().map(|p| p.start_ns).min().unwrap_or(0);
-    let span = end.saturating_sub(first_start) as f64 / 1e9;
-    let rate = sc.link.rate_bps as f64;
-    let util = if span > 0.0 {
-        el.forwarded_bytes as f64 * 8.0 / (rate * span)
-    } else {
-        0.0
-    };
-    let qms = |q: f64| el.queue_delay.quantile(q).map_or(0.0, |x| x as f64 / 1e6);
-    let link = LinkResult {
-        rate_bps: rate,
-        utilization: util.min(1.0),
+    let link = LinkRecord {
+        rate_bps: sc.link.rate_bps as f64,
+        forwarded_pkts: el.forwarded_pkts,
+        forwarded_bytes: el.forwarded_bytes,
         drops_buffer: el.drops_buffer,
         drops_random: el.drops_random,
         drops_ack: el.drops_ack,
-        forwarded_pkts: el.forwarded_pkts,
-        queue_delay_ms: QueuePercentiles {
-            p50: qms(0.5),
-            p95: qms(0.95),
-            p99: qms(0.99),
-        },
+        queue_delay: el.queue_delay.clone(),
+        elements: el.elements.clone(),
     };
-    let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
     let series = TimeSeries {
         interval_s: bin_ns as f64 / 1e9,
         t_s: out.t_s.clone(),
@@ -589,14 +521,11 @@ fn build_result(
             .collect(),
         link_queue_bytes: out.link_queue.clone(),
     };
-    RunResult {
-        params: serde_json::Map::new(),
+    RunRecord {
         seed: sc.seed,
-        duration_s: end as f64 / 1e9,
-        jain: jain(&goodputs),
+        end_ns: out.end_rel,
         flows,
         link,
-        reference: None,
         series: Some(series),
         lab: Some(cclab_results::LabConditions {
             steal_ms: lab_steal_ms,
@@ -605,4 +534,5 @@ fn build_result(
             retries: 0,
         }),
     }
+    .build()
 }

@@ -41,15 +41,29 @@ pub struct Palette {
     ccs: Vec<(String, String)>,
 }
 
-const KNOWN: &[(&str, &str)] = &[
-    ("cubic", "#1c64d8"),
-    ("bbr", "#e8590c"),
-    ("reno", "#2b8a3e"),
-    ("newreno", "#2b8a3e"),
+/// Colours of the registered controllers, in registry order (`cclab_core::cc::CONTROLLERS`:
+/// reno green, cubic blue, bbr orange, then the next ones); other names (a kernel's own
+/// controllers) take the extra colours in order of appearance.
+const REGISTERED: &[&str] = &[
+    "#2b8a3e", "#1c64d8", "#e8590c", "#9c36b5", "#0c8599", "#c2255c",
 ];
-const EXTRA: &[&str] = &[
-    "#9c36b5", "#0c8599", "#c2255c", "#5c940d", "#f08c00", "#495057",
-];
+const EXTRA: &[&str] = &["#5c940d", "#f08c00", "#862e9c", "#1098ad", "#495057"];
+
+/// A registered controller's colour: by its place in the registry (aliases included).
+fn registered_color(cc: &str) -> Option<&'static str> {
+    let i = cclab_core::cc::CONTROLLERS
+        .iter()
+        .position(|c| c.answers_to(cc))?;
+    REGISTERED.get(i).copied()
+}
+
+/// What to call a controller for a reader: the registry's title and summary, if it has one.
+fn cc_title(cc: &str) -> String {
+    cclab_core::cc::find(cc).map_or_else(
+        || format!("{cc} (the kernel's)"),
+        |c| format!("{}: {}", c.title, c.summary),
+    )
+}
 const NEUTRAL: &str = "#495057";
 
 impl Palette {
@@ -60,14 +74,10 @@ impl Palette {
             if p.ccs.iter().any(|(c, _)| c == cc) {
                 continue;
             }
-            let col = KNOWN
-                .iter()
-                .find(|(k, _)| *k == cc)
-                .map(|(_, c)| c.to_string())
-                .unwrap_or_else(|| {
-                    extra += 1;
-                    EXTRA[(extra - 1) % EXTRA.len()].to_string()
-                });
+            let col = registered_color(cc).map(str::to_string).unwrap_or_else(|| {
+                extra += 1;
+                EXTRA[(extra - 1) % EXTRA.len()].to_string()
+            });
             p.ccs.push((cc.to_string(), col));
         }
         p
@@ -624,8 +634,9 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             let col = pal.color(&f.cc);
             let _ = write!(
                 out,
-                "<td>{}</td><td><span class=\"dot\" style=\"background:{col}\"></span>{}</td><td class=\"n gp\" style=\"--f:{:.1}%;--c:{}\" title=\"{:.1}% of the link rate\">{}</td>",
+                "<td>{}</td><td title=\"{}\"><span class=\"dot\" style=\"background:{col}\"></span>{}</td><td class=\"n gp\" style=\"--f:{:.1}%;--c:{}\" title=\"{:.1}% of the link rate\">{}</td>",
                 f.id,
+                esc(&cc_title(&f.cc)),
                 esc(&f.cc),
                 frac * 100.0,
                 mix(&col, 0.78),

@@ -256,6 +256,7 @@ mod tests {
             reference: None,
             series: None,
             lab: None,
+            ..Default::default()
         }
     }
 

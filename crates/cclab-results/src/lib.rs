@@ -7,14 +7,20 @@
 //!
 //! Also here: [`Histogram`] (bounded-memory percentiles), [`median`] and [`jain`].
 
+mod backend;
+mod builder;
 mod histogram;
 mod series;
+pub mod trace;
 
+pub use backend::{Backend, BackendError, RunContext};
+pub use builder::{FlowRecord, LinkRecord, RunRecord};
 pub use histogram::Histogram;
 pub use series::{FlowSeries, TimeSeries};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// Version string written into every document.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -49,6 +55,14 @@ pub struct RunResult {
     /// Kernel backend: the conditions the run had on this machine (absent from simulator runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lab: Option<LabConditions>,
+    /// Every scenario value this run had, after defaults and overrides (`"link.rtt": 0.05`,
+    /// `"hosts.wake": 0.0001`, `"flows.cc_params.hystart": true`), in the units of `params`.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub resolved: Map<String, Value>,
+    /// The backend's own settings that shaped the run (the simulator's TSO and GRO models,
+    /// the kernel lab's element mode...): with `resolved`, everything the run depended on.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub settings: Map<String, Value>,
 }
 
 /// How undisturbed a kernel-backend run was. A run whose machine was busy elsewhere measured
@@ -172,6 +186,11 @@ pub struct LinkResult {
     pub forwarded_pkts: u64,
     /// Time packets waited in the bottleneck buffer.
     pub queue_delay_ms: QueuePercentiles,
+    /// Each path element's counters by element (`"data.loss": {"dropped": 12}`,
+    /// `"data.queue": {"dropped": 3, "forwarded": 9000}`); an open map, elements and
+    /// counters may be added.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub elements: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 /// Median of a non-empty set of values (sorts `v` in place; mean of the middle two when even).

@@ -230,6 +230,18 @@ impl LinkSpec {
     pub fn buffer_bytes(&self) -> u64 {
         self.buffer.bytes(self)
     }
+
+    /// The path this link describes, as every backend's path factory takes it
+    /// (`cclab_path::PathDesc`): the one place a `[link]` key becomes a path setting.
+    pub fn desc(&self) -> cclab_path::LinkDesc {
+        cclab_path::LinkDesc {
+            rate_bps: self.rate_bps as f64,
+            rtt_ns: self.rtt_ns,
+            buffer_bytes: self.buffer_bytes(),
+            loss: self.loss,
+            ack_loss: self.ack_loss,
+        }
+    }
 }
 
 impl Buffer {

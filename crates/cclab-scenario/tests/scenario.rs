@@ -1463,3 +1463,41 @@ fn another_backend_s_controllers() {
         .to_string();
     assert!(e.contains("takes no parameters on this kernel"), "{e}");
 }
+
+/// docs/scenarios.md's table of controllers follows the registry: every controller, alias and
+/// parameter (with its default) appears there.
+#[test]
+fn docs_list_every_registered_controller_and_parameter() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenarios.md");
+    let doc = std::fs::read_to_string(path).expect("docs/scenarios.md");
+    let table = doc
+        .split("### Controllers")
+        .nth(1)
+        .and_then(|s| s.split("\n### ").next())
+        .expect("a Controllers section");
+    for c in cclab_core::cc::CONTROLLERS {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}`", c.name)))
+            .unwrap_or_else(|| panic!("docs/scenarios.md lists no {}", c.name));
+        for a in c.aliases {
+            assert!(
+                row.contains(&format!("`{a}`")),
+                "alias {a} of {} missing: {row}",
+                c.name
+            );
+        }
+        for p in c.params {
+            assert!(
+                row.contains(&format!("`{}` ({}", p.name, p.default)),
+                "parameter {} of {} (default {}) missing: {row}",
+                p.name,
+                c.name,
+                p.default
+            );
+        }
+        if c.params.is_empty() {
+            assert!(row.trim_end().ends_with("| none |"), "{row}");
+        }
+    }
+}

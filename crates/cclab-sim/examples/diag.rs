@@ -2,8 +2,8 @@
 //! the senders' counters (recoveries, probes, RTOs): the simulator's side of
 //! `cclab-kernel-probe run --scenario FILE`, for fidelity work.
 //!
-//! `cargo run --release -p cclab-sim --example diag -- FILE [--set KEY=VALUE]... [--seed N] [--segments] [--series-ms MS] [--hz HZ]`
-//! (`CCLAB_SIM_TRACE=FILE` also writes a packet trace, as `CCLAB_ELEMENT_TRACE` does for the kernel.)
+//! `cargo run --release -p cclab-sim --example diag -- FILE [--set KEY=VALUE]... [--seed N] [--segments] [--series-ms MS] [--hz HZ] [--trace FILE]`
+//! (`--trace FILE` writes a packet trace in the format `cclab run --trace` and the probe write.)
 use cclab_scenario::ScenarioFile;
 use cclab_sim::{config_from_scenario, Simulation};
 
@@ -45,11 +45,20 @@ fn main() {
         cfg.series_interval_ns = (ms * 1e6) as u64;
     }
     let mut sim = Simulation::new(cfg);
-    if let Some(path) = std::env::var_os("CCLAB_SIM_TRACE") {
-        let f = std::fs::File::create(path).unwrap_or_else(|e| fail(&e));
-        sim.set_trace(Box::new(std::io::BufWriter::new(f)));
+    if let Some(w) = args.windows(2).find(|w| w[0] == "--trace") {
+        let t = cclab_results::trace::TraceWriter::create(
+            std::path::Path::new(&w[1]),
+            "sim",
+            &sc.name,
+            sc.seed,
+        )
+        .unwrap_or_else(|e| fail(&e));
+        sim.set_trace(t);
     }
     sim.run_to_end();
+    if let Some(t) = sim.take_trace() {
+        t.finish().unwrap_or_else(|e| fail(&e));
+    }
     let stats = sim.sender_stats();
     let mut r = sim.into_result();
     if series_ms.is_none() {

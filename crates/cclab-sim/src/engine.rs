@@ -1,33 +1,81 @@
+//! The event loop: the path's two chains, each flow's sender and receiver, and the hosts
+//! between them, driven in simulated time.
+//!
+//! Every component has at most one pending event ([`Timers`]):
+//!
+//! | slot              | fires when                                                        |
+//! |-------------------|-------------------------------------------------------------------|
+//! | `DATA`            | a data packet leaves an element of the data chain (queue, delay)   |
+//! | `ACKS`            | an ACK leaves the ACK chain                                        |
+//! | `TICK`            | a time-series bin ends                                             |
+//! | flow `FWD`        | the receiving host, asleep when segments arrived, has woken up     |
+//! | flow `REV`        | an ACK held by the hosts' handling time is due at the sender       |
+//! | flow `SND`        | the sender's timer (RTO, loss probe, RACK, pacing release)          |
+//! | flow `RCV`        | the receiver's timer (delayed ACK)                                 |
+//! | flow `START`      | the flow starts                                                    |
+//!
+//! Packets that leave the path are handed to their endpoint at once when its host is awake,
+//! so a data packet costs about two events (leaving the bottleneck, then the delay) and an
+//! ACK one.
+
 use crate::config::SimConfig;
+use crate::hosts::{Host, HostCpus};
 use crate::timers::Timers;
 use cclab_core::packet::{Ack, Segment};
 use cclab_core::receiver::{Receiver, ReceiverConfig};
 use cclab_core::sender::{Sender, SenderConfig};
 use cclab_core::Nanos;
-use cclab_link::{Bottleneck, DelayLine, LossModel, Rng, WireLen};
+use cclab_path::{streams, Chain, DelayLine, Departure, Packet, PathDesc, Rng, BOTTLENECK};
+use cclab_results::trace::TraceWriter;
 use cclab_results::{
-    jain, FlowResult, FlowSeries, Histogram, LinkResult, Percentiles, QueuePercentiles, RunResult,
-    TimeSeries,
+    FlowRecord, FlowSeries, Histogram, LinkRecord, RunRecord, RunResult, TimeSeries,
 };
-use std::io::Write as _;
+use serde_json::{json, Map, Value};
 
-/// A data packet on the shared bottleneck.
-struct Pkt {
+/// A data segment on the path.
+struct DataPkt {
     flow: u32,
+    class: usize,
     seg: Segment,
 }
 
-impl WireLen for Pkt {
+impl Packet for DataPkt {
     fn wire_len(&self) -> u32 {
         self.seg.wire_len()
+    }
+    fn class(&self) -> usize {
+        self.class
+    }
+    /// The receiver cannot coalesce a burst that did not arrive whole: every segment ends one.
+    fn mark_burst_broken(&mut self) {
+        self.seg.burst_end = true;
+    }
+}
+
+/// An ACK on the path.
+struct AckPkt {
+    flow: u32,
+    class: usize,
+    ack: Ack,
+}
+
+impl Packet for AckPkt {
+    fn wire_len(&self) -> u32 {
+        self.ack.wire_len()
+    }
+    fn class(&self) -> usize {
+        self.class
     }
 }
 
 struct Flow {
     sender: Sender,
     receiver: Receiver,
-    fwd: DelayLine<Segment>,
-    rev: DelayLine<Ack>,
+    /// Segments that reached the receiving host while it was asleep.
+    inbox: Vec<Segment>,
+    /// ACKs that left the path, held by the hosts' handling time.
+    acks: DelayLine<Ack>,
+    class: usize,
     started: bool,
     start_ns: Nanos,
     rtt_hist: Histogram,
@@ -38,28 +86,16 @@ struct Flow {
 }
 
 // Component slots: per-flow slots follow the global ones.
-const SLOT_LINK: usize = 0;
-const SLOT_TICK: usize = 1;
-const GLOBAL_SLOTS: usize = 2;
+const SLOT_DATA: usize = 0;
+const SLOT_ACKS: usize = 1;
+const SLOT_TICK: usize = 2;
+const GLOBAL_SLOTS: usize = 3;
 const FWD: usize = 0;
 const REV: usize = 1;
 const SND: usize = 2;
 const RCV: usize = 3;
 const START: usize = 4;
 const PER_FLOW: usize = 5;
-// End hosts (see [`crate::config::HostWake`]): every sender on one, every receiver on another
-// (or both on one CPU, as in the kernel lab: `HostWake::shared_cpu`).
-const SENDER_HOST: usize = 0;
-const RECEIVER_HOST: usize = 1;
-
-/// A host CPU's sleep state.
-#[derive(Clone, Copy, Debug, Default)]
-struct HostCpu {
-    /// Last time it did anything.
-    last_active: Nanos,
-    /// While waking up: when it can handle packets again.
-    waking_until: Option<Nanos>,
-}
 
 /// A simulation in progress. Most callers just use [`run`].
 pub struct Simulation {
@@ -67,24 +103,22 @@ pub struct Simulation {
     now: Nanos,
     end: Nanos,
     flows: Vec<Flow>,
-    link: Bottleneck<Pkt>,
-    loss: LossModel,
-    ack_loss: LossModel,
-    loss_rng: Rng,
-    ack_rng: Rng,
-    /// Draws the hosts' handling times ([`crate::config::HostLatency`]).
+    data: Chain<DataPkt>,
+    acks: Chain<AckPkt>,
+    /// Position of the bottleneck in the data chain.
+    bottleneck: usize,
+    /// Draws the hosts' handling times ([`crate::HostLatency`]).
     host_rng: Rng,
-    drops_random: u64,
-    drops_ack: u64,
+    hosts: HostCpus,
     queue_hist: Histogram,
     timers: Timers,
     t_s: Vec<f64>,
     link_queue: Vec<f64>,
     events: u64,
     idle_sender_wakeups: u64,
-    hosts: [HostCpu; 2],
-    /// Packet trace for fidelity work (see [`Simulation::set_trace`]).
-    trace: Option<Box<dyn std::io::Write + Send>>,
+    /// Flows that got ACKs from the ACK chain in the current event.
+    acked: Vec<usize>,
+    trace: Option<TraceWriter>,
 }
 
 /// Run a configuration to completion and return its record.
@@ -96,16 +130,30 @@ pub fn run(cfg: &SimConfig) -> RunResult {
 
 impl Simulation {
     pub fn new(cfg: SimConfig) -> Self {
-        let mss = cfg.link.mss;
+        let mss = cfg.mss;
+        // One delay class per distinct extra RTT (a flow group's `rtt_extra`).
+        let mut extras: Vec<Nanos> = Vec::new();
+        for f in &cfg.flows {
+            if !extras.contains(&f.rtt_extra_ns) {
+                extras.push(f.rtt_extra_ns);
+            }
+        }
+        let path = PathDesc {
+            link: cfg.link.clone(),
+            class_extra_rtt_ns: extras.clone(),
+            seed: cfg.seed,
+        };
         let flows: Vec<Flow> = cfg
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let one_way_fwd = (cfg.link.rtt_ns + f.rtt_extra_ns) / 2;
-                let one_way_rev = cfg.link.rtt_ns + f.rtt_extra_ns - one_way_fwd;
                 let cc =
                     f.cc.build(cfg.seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
+                let class = extras
+                    .iter()
+                    .position(|&e| e == f.rtt_extra_ns)
+                    .unwrap_or(0);
                 Flow {
                     sender: Sender::new(
                         SenderConfig {
@@ -126,8 +174,9 @@ impl Simulation {
                         window_clamp: f.rcv_window_clamp,
                         gro: cfg.gro,
                     }),
-                    fwd: DelayLine::new(one_way_fwd),
-                    rev: DelayLine::new(one_way_rev),
+                    inbox: Vec::new(),
+                    acks: DelayLine::new(0),
+                    class,
                     started: false,
                     start_ns: f.start_ns,
                     rtt_hist: Histogram::new(),
@@ -143,24 +192,23 @@ impl Simulation {
             .collect();
         let end = cfg.duration_ns.unwrap_or(cfg.max_duration_ns);
         let n_slots = GLOBAL_SLOTS + PER_FLOW * flows.len();
+        let data = path.data_chain();
+        let bottleneck = data.position(BOTTLENECK).unwrap_or(0);
         let mut sim = Simulation {
             now: 0,
             end,
-            link: Bottleneck::new(cfg.link.rate_bps, cfg.link.buffer_bytes),
-            loss: LossModel::from_probability(cfg.link.loss),
-            ack_loss: LossModel::from_probability(cfg.link.ack_loss),
-            loss_rng: Rng::derive(cfg.seed, 1),
-            ack_rng: Rng::derive(cfg.seed, 2),
-            host_rng: Rng::derive(cfg.seed, 3),
-            drops_random: 0,
-            drops_ack: 0,
+            data,
+            acks: path.ack_chain(),
+            bottleneck,
+            host_rng: Rng::derive(cfg.seed, streams::HOSTS),
+            hosts: HostCpus::new(cfg.host_wake),
             queue_hist: Histogram::new(),
             timers: Timers::new(n_slots),
             t_s: Vec::new(),
             link_queue: Vec::new(),
             events: 0,
             idle_sender_wakeups: 0,
-            hosts: [HostCpu::default(); 2],
+            acked: Vec::new(),
             trace: None,
             flows,
             cfg,
@@ -197,13 +245,15 @@ impl Simulation {
         self.idle_sender_wakeups
     }
 
-    /// Write a packet trace in the format of the kernel element's (`CCLAB_ELEMENT_TRACE`):
-    /// `D t_us flow seq segs payload` per burst entering the path (at the bottleneck, where
-    /// the element reads it), `A t_us flow ack sack_left sack_right` per ACK leaving the
-    /// receiver (before the reverse delay, where the element reads it); sequence numbers in
-    /// segments, not bytes.
-    pub fn set_trace(&mut self, w: Box<dyn std::io::Write + Send>) {
-        self.trace = Some(w);
+    /// Write a packet trace ([`cclab_results::trace`]): a `D` line per burst entering the
+    /// path, an `A` line per ACK leaving the receiver.
+    pub fn set_trace(&mut self, t: TraceWriter) {
+        self.trace = Some(t);
+    }
+
+    /// The trace, to finish it (after [`Self::run_to_end`]).
+    pub fn take_trace(&mut self) -> Option<TraceWriter> {
+        self.trace.take()
     }
 
     /// Each flow's sender counters (recoveries, probes, RTOs...), for diagnostics.
@@ -216,7 +266,7 @@ impl Simulation {
 
     /// Packets that crossed the bottleneck so far.
     pub fn packets_forwarded(&self) -> u64 {
-        self.link.counters().forwarded_pkts
+        self.data.counter(BOTTLENECK, "forwarded")
     }
 
     fn all_sized_done(&self) -> bool {
@@ -253,20 +303,8 @@ impl Simulation {
     fn dispatch(&mut self, slot: usize) {
         let now = self.now;
         match slot {
-            SLOT_LINK => {
-                if let Some(d) = self.link.dequeue(now) {
-                    self.queue_hist.record(d.queue_delay);
-                    let f = d.pkt.flow as usize;
-                    self.flows[f].wire_payload_bytes += d.pkt.seg.len as u64;
-                    self.flows[f].fwd.push(now, d.pkt.seg);
-                    let due = self.flows[f].fwd.next_due();
-                    if self.timers.get(Self::slot(f, FWD)).is_none() {
-                        self.schedule(Self::slot(f, FWD), due);
-                    }
-                }
-                let next = self.link.next_departure();
-                self.schedule(SLOT_LINK, next);
-            }
+            SLOT_DATA => self.data_path_event(),
+            SLOT_ACKS => self.ack_path_event(),
             SLOT_TICK => {
                 self.sample();
                 let next = now + self.cfg.series_interval_ns;
@@ -275,38 +313,10 @@ impl Simulation {
             _ => {
                 let f = (slot - GLOBAL_SLOTS) / PER_FLOW;
                 match (slot - GLOBAL_SLOTS) % PER_FLOW {
-                    FWD => {
-                        if let Some(t) = self.host_asleep(RECEIVER_HOST) {
-                            self.schedule(slot, Some(t));
-                            return;
-                        }
-                        while let Some(seg) = self.flows[f].fwd.pop_due(now) {
-                            if let Some(ack) = self.flows[f].receiver.on_segment(now, &seg) {
-                                self.send_ack(f, ack);
-                            }
-                        }
-                        let due = self.flows[f].fwd.next_due();
-                        self.schedule(Self::slot(f, FWD), due);
-                        let t = self.flows[f].receiver.next_timeout();
-                        self.schedule(Self::slot(f, RCV), t);
-                    }
-                    REV => {
-                        if let Some(t) = self.host_asleep(SENDER_HOST) {
-                            self.schedule(slot, Some(t));
-                            return;
-                        }
-                        while let Some(ack) = self.flows[f].rev.pop_due(now) {
-                            let out = self.flows[f].sender.on_ack(now, &ack);
-                            if let Some(r) = out.rtt_sample {
-                                self.flows[f].rtt_hist.record(r);
-                            }
-                        }
-                        let due = self.flows[f].rev.next_due();
-                        self.schedule(Self::slot(f, REV), due);
-                        self.drive_sender(f);
-                    }
+                    FWD => self.receive_inbox(f),
+                    REV => self.process_acks(f),
                     SND => {
-                        self.host_busy(SENDER_HOST);
+                        self.hosts.busy(Host::Sender, now);
                         let fired = self.flows[f].sender.on_timeout(now);
                         let sent = self.flows[f].sender.stats().segments_sent;
                         self.drive_sender(f);
@@ -316,7 +326,7 @@ impl Simulation {
                         }
                     }
                     RCV => {
-                        self.host_busy(RECEIVER_HOST);
+                        self.hosts.busy(Host::Receiver, now);
                         if let Some(ack) = self.flows[f].receiver.on_timeout(now) {
                             self.send_ack(f, ack);
                         }
@@ -324,7 +334,7 @@ impl Simulation {
                         self.schedule(Self::slot(f, RCV), t);
                     }
                     START => {
-                        self.host_busy(SENDER_HOST);
+                        self.hosts.busy(Host::Sender, now);
                         self.flows[f].started = true;
                         self.drive_sender(f);
                     }
@@ -334,67 +344,128 @@ impl Simulation {
         }
     }
 
-    /// A packet reached `host` now: `None` if it can handle it now (it is then busy until
-    /// now), or the time it will have woken up to (see [`crate::config::HostWake`]).
-    /// Timers (delayed ACK, pacing, RTO) keep a host awake but are not delayed themselves.
-    fn host_asleep(&mut self, host: usize) -> Option<Nanos> {
-        let w = self.cfg.host_wake?;
+    /// Packets leave elements of the data chain; those leaving the path reach their receiver.
+    fn data_path_event(&mut self) {
         let now = self.now;
-        let h = &mut self.hosts[Self::cpu_of(w, host)];
-        if let Some(t) = h.waking_until {
-            if now < t {
-                return Some(t);
+        let (q, flows, b) = (&mut self.queue_hist, &mut self.flows, self.bottleneck);
+        self.data.pump(now, &mut |j, d: &Departure<DataPkt>| {
+            if j == b {
+                q.record(d.sojourn);
+                flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
             }
-            h.waking_until = None;
-        } else if now.saturating_sub(h.last_active) > w.idle_ns && w.wake_ns > 0 {
-            h.waking_until = Some(now + w.wake_ns);
-            return h.waking_until;
+        });
+        while let Some((_, p)) = self.data.pop_output() {
+            self.deliver(p.flow as usize, p.seg);
         }
-        h.last_active = now;
-        None
+        let next = self.data.next_event();
+        self.schedule(SLOT_DATA, next);
     }
 
-    /// `host` did something now (a timer fired): its CPU is awake.
-    fn host_busy(&mut self, host: usize) {
-        if let Some(w) = self.cfg.host_wake {
-            self.hosts[Self::cpu_of(w, host)].last_active = self.now;
+    /// A segment reaches flow `f`'s receiving host now.
+    fn deliver(&mut self, f: usize, seg: Segment) {
+        let now = self.now;
+        if self.flows[f].inbox.is_empty() {
+            match self.hosts.asleep(Host::Receiver, now) {
+                None => {
+                    if let Some(ack) = self.flows[f].receiver.on_segment(now, &seg) {
+                        self.send_ack(f, ack);
+                    }
+                    let t = self.flows[f].receiver.next_timeout();
+                    self.schedule(Self::slot(f, RCV), t);
+                    return;
+                }
+                Some(wake) => self.schedule(Self::slot(f, FWD), Some(wake)),
+            }
         }
+        self.flows[f].inbox.push(seg);
     }
 
-    /// The CPU `host` runs on: its own, or the one both share.
-    fn cpu_of(w: crate::config::HostWake, host: usize) -> usize {
-        if w.shared_cpu {
-            SENDER_HOST
-        } else {
-            host
+    /// The receiving host of flow `f` woke up: it takes what arrived meanwhile.
+    fn receive_inbox(&mut self, f: usize) {
+        let now = self.now;
+        if let Some(t) = self.hosts.asleep(Host::Receiver, now) {
+            self.schedule(Self::slot(f, FWD), Some(t));
+            return;
         }
+        let inbox = std::mem::take(&mut self.flows[f].inbox);
+        for seg in &inbox {
+            if let Some(ack) = self.flows[f].receiver.on_segment(now, seg) {
+                self.send_ack(f, ack);
+            }
+        }
+        let mut inbox = inbox;
+        inbox.clear();
+        if self.flows[f].inbox.is_empty() {
+            self.flows[f].inbox = inbox;
+        }
+        let t = self.flows[f].receiver.next_timeout();
+        self.schedule(Self::slot(f, RCV), t);
+    }
+
+    /// ACKs leave the ACK chain: the hosts take their time over each ([`crate::HostLatency`]),
+    /// then the sender gets them.
+    fn ack_path_event(&mut self) {
+        let now = self.now;
+        self.acks.pump(now, &mut |_, _| {});
+        while let Some((t, p)) = self.acks.pop_output() {
+            let f = p.flow as usize;
+            let extra = match self.cfg.host_latency {
+                Some(l) => l.sample(&mut self.host_rng),
+                None => 0,
+            };
+            self.flows[f].acks.push_after(t, extra, p.ack);
+            if !self.acked.contains(&f) {
+                self.acked.push(f);
+            }
+        }
+        let mut acked = std::mem::take(&mut self.acked);
+        acked.sort_unstable();
+        for &f in &acked {
+            let due = self.flows[f].acks.next_due();
+            if self.timers.get(Self::slot(f, REV)).is_none() && due.is_some_and(|d| d <= now) {
+                self.process_acks(f);
+            } else {
+                self.schedule(Self::slot(f, REV), due);
+            }
+        }
+        acked.clear();
+        self.acked = acked;
+        let next = self.acks.next_event();
+        self.schedule(SLOT_ACKS, next);
+    }
+
+    /// The ACKs of flow `f` due now reach its sender, which then sends what it may.
+    fn process_acks(&mut self, f: usize) {
+        let now = self.now;
+        if let Some(t) = self.hosts.asleep(Host::Sender, now) {
+            self.schedule(Self::slot(f, REV), Some(t));
+            return;
+        }
+        while let Some((_, ack)) = self.flows[f].acks.pop_due(now) {
+            let out = self.flows[f].sender.on_ack(now, &ack);
+            if let Some(r) = out.rtt_sample {
+                self.flows[f].rtt_hist.record(r);
+            }
+        }
+        let due = self.flows[f].acks.next_due();
+        self.schedule(Self::slot(f, REV), due);
+        self.drive_sender(f);
     }
 
     fn send_ack(&mut self, f: usize, ack: Ack) {
-        if self.ack_loss.drop(&mut self.ack_rng) {
-            self.drops_ack += 1;
-            return;
-        }
         let now = self.now;
         if let Some(t) = self.trace.as_mut() {
-            let (l, r) = ack
-                .sack_blocks()
-                .first()
-                .map_or((0, 0), |b| (b.start, b.end));
-            let _ = writeln!(t, "A {} {f} {} {l} {r}", now / 1000, ack.cum);
+            let sack = ack.sack_blocks().first().map(|b| (b.start, b.end));
+            t.ack(now, f as u32, ack.cum, sack);
         }
-        match self.cfg.host_latency {
-            // The receiver's turnaround and the sender's, in order (see `HostLatency`).
-            Some(l) => {
-                let extra = l.sample(&mut self.host_rng);
-                self.flows[f].rev.push_after(now, extra, ack);
-            }
-            None => self.flows[f].rev.push(now, ack),
-        }
-        if self.timers.get(Self::slot(f, REV)).is_none() {
-            let due = self.flows[f].rev.next_due();
-            self.schedule(Self::slot(f, REV), due);
-        }
+        let pkt = AckPkt {
+            flow: f as u32,
+            class: self.flows[f].class,
+            ack,
+        };
+        self.acks.enqueue(now, pkt, &mut |_, _| {});
+        let next = self.acks.next_event().map(|t| t.max(now));
+        self.schedule(SLOT_ACKS, next);
     }
 
     /// Let flow `f` send what it may now, then set its timer.
@@ -403,78 +474,57 @@ impl Simulation {
             return;
         }
         let now = self.now;
+        let class = self.flows[f].class;
         // One TSO burst at a time: it reaches the bottleneck whole, and the receiver may take
-        // it in as one (GRO) only if none of it is lost, as a GSO packet that a router splits
-        // to drop part of it arrives as separate segments.
-        let mut burst: Vec<(Segment, bool)> = Vec::new();
+        // it in as one (GRO) only if the path did not break it up.
+        let mut burst: Vec<DataPkt> = Vec::new();
         while let Some(seg) = self.flows[f].sender.poll_transmit(now) {
-            let lost = self.loss.drop(&mut self.loss_rng);
             let end = seg.burst_end;
-            burst.push((seg, lost));
+            burst.push(DataPkt {
+                flow: f as u32,
+                class,
+                seg,
+            });
             if !end {
                 continue;
             }
-            if let Some(t) = self.trace.as_mut() {
-                let first = &burst[0].0;
-                let bytes: u32 = burst.iter().map(|(s, _)| s.len).sum();
-                let _ = writeln!(
-                    t,
-                    "D {} {f} {} {} {bytes}{}",
-                    now / 1000,
-                    first.seq,
-                    burst.len(),
-                    if first.retrans { " R" } else { "" }
-                );
-            }
-            let mut whole = burst.iter().all(|&(_, lost)| !lost);
-            if whole && burst.len() > 1 {
-                let mut idle = self.link.next_departure().is_none();
-                let mut backlog = self.link.backlog_bytes();
-                for (seg, _) in &burst {
-                    if idle {
-                        idle = false;
-                    } else {
-                        backlog += seg.wire_len() as u64;
-                    }
-                }
-                whole = backlog <= self.link.buffer_bytes();
-            }
-            for (mut seg, lost) in burst.drain(..) {
-                if lost {
-                    self.drops_random += 1;
-                    continue;
-                }
-                seg.burst_end |= !whole;
-                let _ = self.link.enqueue(
-                    now,
-                    Pkt {
-                        flow: f as u32,
-                        seg,
-                    },
-                );
-            }
+            self.send_burst(std::mem::take(&mut burst));
         }
         // (A burst always ends within one loop; this only guards the invariant.)
-        for (mut seg, lost) in burst.drain(..) {
-            if lost {
-                self.drops_random += 1;
-                continue;
-            }
-            seg.burst_end = true;
-            let _ = self.link.enqueue(
-                now,
-                Pkt {
-                    flow: f as u32,
-                    seg,
-                },
-            );
+        if let Some(last) = burst.last_mut() {
+            last.seg.burst_end = true;
+            self.send_burst(burst);
         }
-        if self.timers.get(SLOT_LINK).is_none() {
-            let next = self.link.next_departure();
-            self.schedule(SLOT_LINK, next);
-        }
+        let next = self.data.next_event().map(|t| t.max(now));
+        self.schedule(SLOT_DATA, next);
         let t = self.flows[f].sender.next_timeout().map(|t| t.max(now + 1));
         self.schedule(Self::slot(f, SND), t);
+    }
+
+    fn send_burst(&mut self, burst: Vec<DataPkt>) {
+        let now = self.now;
+        if let (Some(t), Some(first)) = (self.trace.as_mut(), burst.first()) {
+            let bytes: u64 = burst.iter().map(|p| p.seg.len as u64).sum();
+            t.data(
+                now,
+                first.flow,
+                first.seg.seq,
+                burst.len() as u32,
+                bytes,
+                first.seg.retrans,
+            );
+        }
+        let (q, flows, b) = (&mut self.queue_hist, &mut self.flows, self.bottleneck);
+        self.data
+            .enqueue_burst(now, burst, &mut |j, d: &Departure<DataPkt>| {
+                if j == b {
+                    q.record(d.sojourn);
+                    flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
+                }
+            });
+        while let Some((_, p)) = self.data.pop_output() {
+            self.deliver(p.flow as usize, p.seg);
+        }
     }
 
     fn sample(&mut self) {
@@ -483,7 +533,7 @@ impl Simulation {
         let t = now as f64 / 1e9;
         let dt = (t - prev).max(1e-9);
         self.t_s.push(t);
-        self.link_queue.push(self.link.backlog_bytes() as f64);
+        self.link_queue.push(self.data.backlog_bytes() as f64);
         for fl in &mut self.flows {
             let d = fl.receiver.delivered_bytes();
             let tcp = fl.sender.tcp();
@@ -501,96 +551,88 @@ impl Simulation {
         }
     }
 
+    /// The simulator's own settings that shaped the run (recorded as `settings`).
+    fn settings(&self) -> Map<String, Value> {
+        let c = &self.cfg;
+        let mut m = Map::new();
+        m.insert("sim.tso".into(), json!(c.tso));
+        m.insert("sim.gro".into(), json!(c.gro));
+        m.insert("sim.delayed_ack".into(), json!(c.delayed_ack));
+        m.insert("sim.hz".into(), json!(c.hz));
+        m.insert(
+            "sim.host_wake".into(),
+            c.host_wake.map_or(Value::Null, |w| {
+                json!({"idle_s": w.idle_ns as f64 / 1e9, "wake_s": w.wake_ns as f64 / 1e9, "shared_cpu": w.shared_cpu})
+            }),
+        );
+        m.insert(
+            "sim.host_latency".into(),
+            c.host_latency.map_or(
+                Value::Null,
+                |l| json!({"base_s": l.base_ns as f64 / 1e9, "mean_s": l.mean_ns as f64 / 1e9}),
+            ),
+        );
+        m.insert(
+            "sim.series_interval_s".into(),
+            json!(c.series_interval_ns as f64 / 1e9),
+        );
+        m
+    }
+
     /// Build the run record (call after [`Self::run_to_end`]).
     pub fn into_result(self) -> RunResult {
-        let end = self.end;
-        let first_start = self.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
-        let flows: Vec<FlowResult> = self
+        let settings = self.settings();
+        let flows = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, fl)| {
                 let spec = &self.cfg.flows[i];
-                let fct = fl
-                    .receiver
-                    .completed_at()
-                    .map(|t| t.saturating_sub(fl.start_ns));
-                let active_end = fl.receiver.completed_at().unwrap_or(end);
-                let active = active_end.saturating_sub(fl.start_ns) as f64 / 1e9;
-                let per_s = |bytes: u64| {
-                    if active > 0.0 {
-                        bytes as f64 * 8.0 / active
-                    } else {
-                        0.0
-                    }
-                };
                 let st = fl.sender.stats();
-                let ms = |v: Option<u64>| v.map_or(0.0, |x| x as f64 / 1e6);
-                FlowResult {
-                    id: i as u32,
+                FlowRecord {
                     cc: spec.cc.name().to_string(),
                     group: spec.group,
-                    start_s: fl.start_ns as f64 / 1e9,
-                    goodput_bps: per_s(fl.receiver.delivered_bytes()),
-                    throughput_bps: per_s(fl.wire_payload_bytes),
-                    bytes_delivered: fl.receiver.delivered_bytes(),
-                    retransmits: st.retransmits,
-                    segments_sent: st.segments_sent,
-                    retrans_ratio: if st.segments_sent > 0 {
-                        st.retransmits as f64 / st.segments_sent as f64
-                    } else {
-                        0.0
-                    },
-                    rtt_ms: Percentiles {
-                        min: ms(fl.rtt_hist.min()),
-                        p50: ms(fl.rtt_hist.quantile(0.5)),
-                        p95: ms(fl.rtt_hist.quantile(0.95)),
-                        p99: ms(fl.rtt_hist.quantile(0.99)),
-                    },
-                    fct_s: fct.map(|t| t as f64 / 1e9),
+                    start_ns: fl.start_ns,
                     size_bytes: spec.size,
+                    completed_ns: fl.receiver.completed_at(),
+                    delivered_bytes: fl.receiver.delivered_bytes(),
+                    wire_payload_bytes: fl.wire_payload_bytes,
+                    segments_sent: st.segments_sent,
+                    retransmits: st.retransmits,
                     rto_count: st.rto_count,
+                    rtt: fl.rtt_hist.clone(),
+                    rtt_min_ns: None,
                 }
             })
             .collect();
-        let span = end.saturating_sub(first_start) as f64 / 1e9;
-        let c = self.link.counters();
-        let util = if span > 0.0 {
-            c.forwarded_bytes as f64 * 8.0 / (self.cfg.link.rate_bps * span)
-        } else {
-            0.0
-        };
-        let qms = |q: f64| self.queue_hist.quantile(q).map_or(0.0, |x| x as f64 / 1e6);
-        let link = LinkResult {
+        let mut elements = self.data.counters("data.");
+        elements.extend(self.acks.counters("ack."));
+        let link = LinkRecord {
             rate_bps: self.cfg.link.rate_bps,
-            utilization: util.min(1.0),
-            drops_buffer: c.drops_buffer,
-            drops_random: self.drops_random,
-            drops_ack: self.drops_ack,
-            forwarded_pkts: c.forwarded_pkts,
-            queue_delay_ms: QueuePercentiles {
-                p50: qms(0.5),
-                p95: qms(0.95),
-                p99: qms(0.99),
-            },
+            forwarded_pkts: self.data.counter(BOTTLENECK, "forwarded"),
+            forwarded_bytes: self.data.counter(BOTTLENECK, "forwarded_bytes"),
+            drops_buffer: self.data.counter(BOTTLENECK, "dropped"),
+            drops_random: self.data.counter("loss", "dropped"),
+            drops_ack: self.acks.counter("loss", "dropped"),
+            queue_delay: self.queue_hist.clone(),
+            elements,
         };
-        let goodputs: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
         let series = (self.cfg.series_interval_ns > 0).then(|| TimeSeries {
             interval_s: self.cfg.series_interval_ns as f64 / 1e9,
             t_s: self.t_s.clone(),
             flows: self.flows.iter().map(|f| f.series.clone()).collect(),
             link_queue_bytes: self.link_queue.clone(),
         });
-        RunResult {
-            params: serde_json::Map::new(),
+        let mut r = RunRecord {
             seed: self.cfg.seed,
-            duration_s: end as f64 / 1e9,
-            jain: jain(&goodputs),
+            end_ns: self.end,
             flows,
             link,
-            reference: None,
             series,
             lab: None,
         }
+        .build();
+        r.settings = settings;
+        r
     }
 }

@@ -1,7 +1,8 @@
 //! # cclab-sim: the `sim` backend
 //!
 //! A discrete-event simulator of a dumbbell: N TCP flows (the sans-IO sender and receiver of
-//! `cclab-core`) share one bottleneck (`cclab-link`). Time is simulated, in nanoseconds, so a
+//! `cclab-core`) share one path (`cclab-path`: the chains of elements the kernel lab's
+//! element runs too). Time is simulated, in nanoseconds, so a
 //! run is fast and exactly reproducible: the same configuration and seed give the same
 //! results, byte for byte.
 //!
@@ -15,14 +16,22 @@
 //! is uncongested. Random loss is decided before the queue, so a lost packet does not use
 //! bottleneck capacity (as with netem on the sender's egress).
 //!
-//! The event loop keeps one pending event per component (the link's next departure, the head
-//! of each delay line, each endpoint's timer), so its heap stays small whatever the window.
+//! The event loop keeps one pending event per component (each path direction, each
+//! endpoint's timer), so its heap stays small whatever the window.
+//!
+//! - [`engine`](Simulation): the event loop; `timers`: its event queue;
+//! - [`hosts`](HostLatency): the end hosts' handling time and sleeping CPUs;
+//! - `scenario`: a scenario becomes a [`SimConfig`]; [`SimBackend`]: the backend seam.
 
+mod backend;
 mod config;
 mod engine;
+mod hosts;
 mod scenario;
 mod timers;
 
-pub use config::{HostLatency, HostWake, SimConfig, SimFlow, SimLink};
+pub use backend::SimBackend;
+pub use config::{SimConfig, SimFlow};
 pub use engine::{run, Simulation};
+pub use hosts::{HostLatency, HostWake};
 pub use scenario::{config_from_scenario, run_scenario, UnsupportedError};

@@ -1,6 +1,6 @@
 //! Scenario (the format every backend reads) -> simulator configuration.
 
-use crate::config::{SimConfig, SimFlow, SimLink};
+use crate::config::{SimConfig, SimFlow};
 use cclab_results::RunResult;
 use cclab_scenario::Scenario;
 use std::fmt;
@@ -21,14 +21,7 @@ pub const MAX_FLOWS: u64 = 10_000;
 
 /// Build the simulator configuration for one concrete scenario.
 pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError> {
-    let link = SimLink {
-        rate_bps: sc.link.rate_bps as f64,
-        rtt_ns: sc.link.rtt_ns,
-        buffer_bytes: sc.link.buffer_bytes(),
-        loss: sc.link.loss,
-        ack_loss: sc.link.ack_loss,
-        mss: sc.link.mss,
-    };
+    let link = sc.link.desc();
     if sc.total_flows() > MAX_FLOWS {
         return Err(UnsupportedError(format!(
             "{}: {} flows in one run; the simulator takes at most {MAX_FLOWS}",
@@ -56,6 +49,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
     }
     Ok(SimConfig {
         link,
+        mss: sc.link.mss,
         flows,
         duration_ns: sc.duration_ns,
         max_duration_ns: sc.run_limit_ns(),
@@ -65,13 +59,13 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         tso: true,
         gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
         hz: sc.hosts.hz,
-        host_wake: sc.hosts.wake.map(|w| crate::config::HostWake {
+        host_wake: sc.hosts.wake.map(|w| crate::hosts::HostWake {
             idle_ns: w.idle_ns,
             wake_ns: w.delay_ns,
             shared_cpu: w.shared_cpu,
         }),
         host_latency: (sc.hosts.latency_ns > 0 || sc.hosts.jitter_ns > 0).then_some(
-            crate::config::HostLatency {
+            crate::hosts::HostLatency {
                 base_ns: sc.hosts.latency_ns,
                 mean_ns: sc.hosts.jitter_ns,
             },

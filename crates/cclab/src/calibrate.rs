@@ -15,7 +15,7 @@
 //! min-max range where that is wider) at >= 80% of the points and within 25% at all of them;
 //! retransmit ratio within 1.5x where the kernel's is above 0.1%; RTT p50 within 15%.
 
-use crate::runner::{self, Backend, Error, Plan, RunOptions};
+use crate::runner::{self, Error, Plan, RunOptions};
 use cclab_results::{median, ResultsDoc, RunResult};
 use cclab_scenario::Scenario;
 use serde::Serialize;
@@ -381,7 +381,7 @@ fn summarize(points: &[FlowCal]) -> Summary {
 pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<ResultsDoc>), Error> {
     let files = scenario_files(&opts.dir)?;
     let load_opts = RunOptions {
-        backend: Backend::Sim,
+        backend: "sim".into(),
         ..RunOptions::default()
     };
     let plans: Vec<Plan> = files
@@ -410,7 +410,7 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     let repeat = stored.as_ref().map_or(opts.repeat.max(1), |(_, r)| *r);
     // The simulator runs the same seeds as the kernel: its value is a median too.
     let sim_opts = RunOptions {
-        backend: Backend::Sim,
+        backend: "sim".into(),
         repeat,
         progress: opts.progress,
         ..RunOptions::default()
@@ -422,7 +422,7 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
         docs
     } else {
         let k_opts = RunOptions {
-            backend: Backend::Kernel,
+            backend: "kernel".into(),
             repeat,
             progress: opts.progress,
             retry_disturbed: opts.retry_disturbed,
@@ -788,6 +788,7 @@ mod tests {
             reference: None,
             series: None,
             lab: None,
+            ..Default::default()
         }
     }
 

@@ -1,6 +1,7 @@
 //! # cclab: the command-line tool's library
 //!
 //! Everything `cclab` does, callable from tests and other programs:
+//! - [`backends`]: the backends, one line each.
 //! - [`runner`]: load scenario files, apply `--set` overrides, expand matrices, run every
 //!   point on a backend (in parallel), and collect one [`cclab_results::ResultsDoc`] per file.
 //! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
@@ -8,6 +9,7 @@
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
+pub mod backends;
 pub mod bench;
 pub mod calibrate;
 pub mod reference;

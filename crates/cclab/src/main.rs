@@ -1,7 +1,7 @@
-use cclab::runner::{self, Backend, Error, RunOptions};
-use cclab::{bench, reports};
+use cclab::runner::{self, Error, RunOptions};
+use cclab::{backends, bench, reports};
 use cclab_report::{compare, export, html, load, table};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,11 +10,39 @@ const FORMAT_HELP: &str = "\
 SCENARIO FORMAT (full reference: docs/scenarios.md)
   name = \"lossy-lan\"        duration = \"10s\"        seed = 1
   [link]   rate = \"100mbit\"  rtt = \"50ms\"  buffer = \"1bdp\"  loss = \"1%\"  ack_loss = 0  mss = 1448
+  [hosts]  latency = \"40us\"  jitter = \"40us\"  wake = \"100us\"  wake_idle = \"500us\"  shared_cpu = true  hz = 250
   [[flows]] cc = \"bbr\"  count = 1  start = \"0s\"  size = \"25mb\"  rtt_extra = \"0ms\"  init_cwnd = 10
+            cc_params = { hystart = false }   (the controller's own parameters)
   [reference]  published figures shown beside cclab's (see docs/scenarios.md)
   Units: rates 100mbit 10gbit 12.5MB/s; times 50ms 10s; sizes 640kb 25mb (decimal; kib/mib binary);
   loss 1% or 0.01; buffer 1bdp 100pkt 256kb. Any value may be a list: the runs are the cartesian
   product (a matrix), e.g. loss = [0, \"1%\"] with cc = [\"cubic\", \"bbr\"] is 4 runs.";
+
+/// The format help with the registered controllers and their parameters.
+fn format_help() -> String {
+    let mut s = String::from(FORMAT_HELP);
+    s.push_str("\n\nCONTROLLERS (sim backend; `cclab controllers` for details; kernel: what the kernel offers)");
+    for c in cclab_core::cc::CONTROLLERS {
+        let names = std::iter::once(c.name)
+            .chain(c.aliases.iter().copied())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let params = if c.params.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  cc_params: {}",
+                c.params
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        };
+        s.push_str(&format!("\n  {names:<22} {}{params}", c.title));
+    }
+    s
+}
 
 #[derive(Parser)]
 #[command(
@@ -31,8 +59,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run scenario files and print a table (or JSON); see `cclab run --help` for the format
-    #[command(after_help = FORMAT_HELP)]
     Run(RunArgs),
+    /// List the congestion controllers: names, aliases, parameters with defaults and units
+    Controllers(ControllersArgs),
     /// Build report.html (tables and plots, self-contained) from one or more results directories
     Report(ReportArgs),
     /// Compare the runs two results documents share, metric by metric (e.g. sim vs kernel)
@@ -92,6 +121,16 @@ struct CalArgs {
 }
 
 #[derive(Args)]
+struct ControllersArgs {
+    /// The controllers of this backend (sim: the simulator's registry; kernel: this kernel's)
+    #[arg(long, default_value = "sim", value_name = "NAME")]
+    backend: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
 struct JsonArg {
     /// Print JSON instead of text
     #[arg(long)]
@@ -131,8 +170,12 @@ struct RunArgs {
     files: Vec<PathBuf>,
     /// Backend that runs the scenarios: sim (simulator, no privileges) or kernel (real Linux TCP in
     /// network namespaces; needs root)
-    #[arg(long, default_value = "sim", value_name = "sim|kernel")]
+    #[arg(long, default_value = "sim", value_name = "NAME")]
     backend: String,
+    /// Write a packet trace of every run into DIR (one file per run, one format for every
+    /// backend: docs/fidelity.md)
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
     /// Print the results document(s) as JSON on stdout instead of the table
     #[arg(long)]
     json: bool,
@@ -179,9 +222,22 @@ struct BenchArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `run --help` lists the registered controllers; `--backend` the registered backends.
+    let cmd = Cli::command().mut_subcommand("run", |c| {
+        c.after_help(format_help()).mut_arg("backend", |a| {
+            a.help(format!(
+                "Backend that runs the scenarios: {}",
+                backends::names()
+            ))
+        })
+    });
+    let cli = match Cli::from_arg_matches(&cmd.get_matches()) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
     let res = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
+        Cmd::Controllers(a) => cmd_controllers(a),
         Cmd::Report(a) => cmd_report(a),
         Cmd::Compare(a) => cmd_compare(a),
         Cmd::Bench(a) => cmd_bench(a),
@@ -201,18 +257,19 @@ fn main() -> ExitCode {
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), Error> {
-    let backend = Backend::parse(&a.backend)?;
+    let backend = backends::by_name(&a.backend).map_err(Error::new)?;
     if a.repeat == 0 {
         return Err(Error::new("--repeat must be at least 1"));
     }
     let opts = RunOptions {
-        backend,
+        backend: backend.name().to_string(),
         overrides: a.set.clone(),
         seed: a.seed,
         repeat: a.repeat,
         jobs: a.jobs,
         progress: !a.quiet,
         retry_disturbed: a.retry_disturbed,
+        trace_dir: a.trace.clone(),
     };
     let mut plans = Vec::new();
     for f in &a.files {
@@ -258,6 +315,84 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
         if let Some(dir) = &a.out {
             let _ = writeln!(out, "results written to {}", dir.display());
             let _ = writeln!(out, "report: {}", dir.join("report.html").display());
+        }
+    }
+    Ok(())
+}
+
+fn cmd_controllers(a: ControllersArgs) -> Result<(), Error> {
+    let backend = backends::by_name(&a.backend).map_err(Error::new)?;
+    let cat = backend.controllers();
+    if a.json {
+        let v: Vec<serde_json::Value> = cat
+            .entries
+            .iter()
+            .map(|e| {
+                let c = e.controller;
+                serde_json::json!({
+                    "name": e.name,
+                    "aliases": e.aliases,
+                    "title": c.map(|c| c.title),
+                    "summary": c.map(|c| c.summary),
+                    "params": c.map_or(Vec::new(), |c| c.params.iter().map(|p| serde_json::json!({
+                        "name": p.name,
+                        "default": match p.default {
+                            cclab_core::cc::ParamValue::Bool(b) => serde_json::json!(b),
+                            cclab_core::cc::ParamValue::Int(i) => serde_json::json!(i),
+                        },
+                        "kind": match p.kind {
+                            cclab_core::cc::ParamKind::Bool => serde_json::json!("bool"),
+                            cclab_core::cc::ParamKind::Int { min, max } => serde_json::json!({"int": [min, max]}),
+                        },
+                        "unit": p.unit,
+                        "help": p.help,
+                    })).collect()),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"backend": backend.name(), "controllers": v})
+            )
+            .expect("json")
+        );
+        return Ok(());
+    }
+    println!(
+        "controllers of the {} backend ({}):",
+        backend.name(),
+        cat.owner
+    );
+    for e in &cat.entries {
+        let aliases = if e.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (or {})", e.aliases.join(", "))
+        };
+        match e.controller {
+            Some(c) => {
+                println!("\n  {}{aliases}: {}", e.name, c.summary);
+                if c.params.is_empty() {
+                    println!("    no parameters");
+                }
+                for p in c.params {
+                    let range = match p.kind {
+                        cclab_core::cc::ParamKind::Bool => "true|false".to_string(),
+                        cclab_core::cc::ParamKind::Int { min, max } => format!("{min}..{max}"),
+                    };
+                    let unit = if p.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", p.unit)
+                    };
+                    println!(
+                        "    cc_params.{:<22} default {}{unit} ({range}): {}",
+                        p.name, p.default, p.help
+                    );
+                }
+            }
+            None => println!("\n  {}{aliases}: the kernel's own (no parameters)", e.name),
         }
     }
     Ok(())

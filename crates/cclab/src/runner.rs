@@ -1,38 +1,14 @@
 //! Scenario files in, results documents out.
 
 use crate::reference;
-use cclab_results::{ResultsDoc, RunResult, VERSION};
+use cclab_results::{Backend, ResultsDoc, RunContext, RunResult, VERSION};
 use cclab_scenario::{MatrixPoint, ScenarioFile};
 use std::fmt;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// Which backend runs the scenarios.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Sim,
-    Kernel,
-}
-
-impl Backend {
-    pub fn parse(s: &str) -> Result<Backend, Error> {
-        match s {
-            "sim" => Ok(Backend::Sim),
-            "kernel" => Ok(Backend::Kernel),
-            other => Err(Error::new(format!(
-                "unknown backend \"{other}\" (available: sim, kernel)"
-            ))),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Sim => "sim",
-            Backend::Kernel => "kernel",
-        }
-    }
-}
 
 /// A one-line, user-facing error, and the exit status it should end the program with.
 #[derive(Debug, Clone)]
@@ -57,22 +33,19 @@ impl From<cclab_scenario::ScenarioError> for Error {
     }
 }
 
-impl From<cclab_sim::UnsupportedError> for Error {
-    fn from(e: cclab_sim::UnsupportedError) -> Self {
-        Error::new(e.to_string())
+impl From<cclab_results::BackendError> for Error {
+    fn from(e: cclab_results::BackendError) -> Self {
+        let exit = e.signal.map_or(1, |sig| 128 + sig as u8);
+        Error {
+            msg: e.message,
+            exit,
+        }
     }
 }
 
 impl From<cclab_kernel::KernelError> for Error {
     fn from(e: cclab_kernel::KernelError) -> Self {
-        let exit = match e {
-            cclab_kernel::KernelError::Interrupted(sig) => 128 + sig as u8,
-            _ => 1,
-        };
-        Error {
-            msg: e.to_string(),
-            exit,
-        }
+        cclab_results::BackendError::from(e).into()
     }
 }
 
@@ -85,14 +58,15 @@ impl std::error::Error for Error {}
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    pub backend: Backend,
+    /// Name of the backend that runs the scenarios (see [`crate::backends`]).
+    pub backend: String,
     /// `--set key=value` overrides, applied in order.
     pub overrides: Vec<String>,
     /// `--seed`: replaces the scenario's seed.
     pub seed: Option<u64>,
     /// `--repeat N`: every matrix point with N consecutive seeds.
     pub repeat: u32,
-    /// Worker threads (0 = one per core).
+    /// Worker threads (0 = as many as the backend can use).
     pub jobs: usize,
     /// Show progress on stderr for long matrices.
     pub progress: bool,
@@ -100,6 +74,9 @@ pub struct RunOptions {
     /// run again, after a pause of [`RETRY_PAUSE`], up to this many times; the first quiet
     /// attempt is kept, or else the least disturbed one.
     pub retry_disturbed: u32,
+    /// Write a packet trace of every run into this directory (`--trace DIR`):
+    /// `<scenario>-run-<k>.trace`, k counting the runs of the results document from 1.
+    pub trace_dir: Option<PathBuf>,
 }
 
 /// How long to wait before re-running a disturbed kernel run: the hypervisor's busy spells
@@ -109,13 +86,14 @@ pub const RETRY_PAUSE: Duration = Duration::from_secs(30);
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
-            backend: Backend::Sim,
+            backend: "sim".into(),
             overrides: Vec::new(),
             seed: None,
             repeat: 1,
             jobs: 0,
             progress: false,
             retry_disturbed: 0,
+            trace_dir: None,
         }
     }
 }
@@ -128,9 +106,11 @@ pub struct Plan {
     pub points: Vec<MatrixPoint>,
 }
 
-/// Load, override and expand one scenario file.
+/// Load, override and expand one scenario file, checked against the controllers of the
+/// backend that will run it.
 pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
-    let mut file = ScenarioFile::from_file(path)?;
+    let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
+    let mut file = ScenarioFile::from_file_for(path, backend.controllers())?;
     for o in &opts.overrides {
         file.apply_override(o)?;
     }
@@ -153,18 +133,19 @@ pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
 struct Job<'a> {
     point: &'a MatrixPoint,
     seed: u64,
+    /// Where this run's packet trace goes, if traces are on.
+    trace: Option<PathBuf>,
 }
 
-fn run_job(backend: Backend, job: &Job) -> Result<RunResult, Error> {
+fn run_job(backend: &dyn Backend, job: &Job) -> Result<RunResult, Error> {
     let mut sc = job.point.scenario.clone();
     sc.seed = job.seed;
-    let mut r = match backend {
-        Backend::Sim => cclab_sim::run_scenario(&sc)?,
-        Backend::Kernel => {
-            cclab_kernel::run_scenario(&sc, &cclab_kernel::KernelOptions::default())?
-        }
+    let ctx = RunContext {
+        trace: job.trace.clone(),
     };
+    let mut r = backend.run(&sc, &ctx)?;
     r.params = job.point.params.clone();
+    r.resolved = sc.resolved();
     if let Some(refv) = &sc.reference {
         r.reference = reference::for_run(refv, &job.point.resolved());
     }
@@ -174,31 +155,47 @@ fn run_job(backend: Backend, job: &Job) -> Result<RunResult, Error> {
 /// Run every point of every plan; returns one document per plan, runs in matrix order
 /// (each point's seeds consecutive).
 pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Error> {
+    let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
+    if let Some(dir) = &opts.trace_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::new(format!(
+                "cannot create the trace directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     let mut jobs = Vec::new();
     let mut owner = Vec::new();
     for (pi, p) in plans.iter().enumerate() {
+        let mut k_run = 0;
         for pt in &p.points {
             for k in 0..opts.repeat.max(1) {
+                k_run += 1;
                 jobs.push(Job {
                     point: pt,
                     seed: pt.scenario.seed.wrapping_add(k as u64),
+                    trace: opts
+                        .trace_dir
+                        .as_ref()
+                        .map(|d| d.join(format!("{}-run-{k_run}.trace", p.name))),
                 });
                 owner.push(pi);
             }
         }
     }
     let n = jobs.len();
-    if opts.backend == Backend::Kernel {
-        // Fail fast, before any run, on what the machine lacks.
-        cclab_kernel::check_privileges()?;
+    // Fail fast, before any run, on what the machine lacks.
+    if let Some(why) = backend.unavailable() {
+        return Err(Error::new(why));
     }
-    let workers = match (opts.backend, opts.jobs) {
-        // Kernel runs measure real time: one at a time.
-        (Backend::Kernel, _) => 1,
-        (_, 0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        (_, j) => j,
+    // A backend that measures real time runs one run at a time, whatever --jobs says.
+    let most = backend.parallel_runs().max(1);
+    let workers = match opts.jobs {
+        0 => most,
+        j if most == 1 => j.min(1),
+        j => j,
     }
-    .min(n.max(1));
+    .clamp(1, n.max(1));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
@@ -212,7 +209,7 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
                 if i >= n {
                     break;
                 }
-                let r = run_until_quiet(opts, &jobs[i]);
+                let r = run_until_quiet(opts, backend.as_ref(), &jobs[i]);
                 results.lock().unwrap()[i] = Some(r);
                 done.fetch_add(1, Ordering::Relaxed);
             });
@@ -232,7 +229,7 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
         .map(|p| ResultsDoc {
             cclab: VERSION.to_string(),
             scenario: p.name.clone(),
-            backend: opts.backend.name().to_string(),
+            backend: backend.name().to_string(),
             runs: Vec::new(),
         })
         .collect();
@@ -246,7 +243,11 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
 /// Run a job; a kernel run whose machine was busy elsewhere (hypervisor steal, element
 /// stalls) gets a warning line on stderr, since its figures describe the machine as much as
 /// the path, and is run again after a pause while `opts.retry_disturbed` allows.
-fn run_until_quiet(opts: &RunOptions, job: &Job) -> Result<RunResult, Error> {
+fn run_until_quiet(
+    opts: &RunOptions,
+    backend: &dyn Backend,
+    job: &Job,
+) -> Result<RunResult, Error> {
     let label = job.point.label();
     let what = format!(
         "{}{}",
@@ -258,7 +259,7 @@ fn run_until_quiet(opts: &RunOptions, job: &Job) -> Result<RunResult, Error> {
         }
     );
     retry_while_disturbed(opts.retry_disturbed, RETRY_PAUSE, &what, || {
-        run_job(opts.backend, job)
+        run_job(backend, job)
     })
 }
 

@@ -321,3 +321,185 @@ fn repeat_reports_median_and_range() {
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("Median over seeds"));
 }
+
+/// Every value that shaped a run is in its results: the resolved scenario (hosts included),
+/// the backend's settings and each path element's counters.
+#[test]
+fn results_record_what_shaped_the_run() {
+    let d = tmpdir("resolved");
+    let f = d.join("s.toml");
+    std::fs::write(&f, SMALL).unwrap();
+    let out = cclab()
+        .args([
+            "run",
+            "--json",
+            "-q",
+            "--set",
+            "hosts.wake=off",
+            "--set",
+            "flows.cc_params.hystart=false",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(
+        runs.len(),
+        4,
+        "hystart applies to cubic only: no extra runs"
+    );
+    let (cubic_lossy, bbr_lossy) = (&runs[2], &runs[3]);
+    let r = &cubic_lossy["resolved"];
+    assert_eq!(r["link.loss"], 0.01);
+    assert_eq!(r["link.rtt"], 0.02);
+    assert_eq!(r["hosts.wake"], 0.0);
+    assert_eq!(r["hosts.hz"], 250);
+    assert_eq!(r["flows.cc_params.hystart"], false);
+    assert_eq!(r["flows.cc_params.hystart_low_window"], 16);
+    assert!(bbr_lossy["resolved"]
+        .get("flows.cc_params.hystart")
+        .is_none());
+    let s = &cubic_lossy["settings"];
+    assert_eq!(s["sim.tso"], true);
+    assert_eq!(s["sim.host_wake"], serde_json::Value::Null);
+    let e = &cubic_lossy["link"]["elements"];
+    assert_eq!(
+        e["data.loss"]["dropped"],
+        cubic_lossy["link"]["drops_random"]
+    );
+    assert_eq!(
+        e["data.queue"]["dropped"],
+        cubic_lossy["link"]["drops_buffer"]
+    );
+    assert_eq!(
+        e["data.queue"]["forwarded"],
+        cubic_lossy["link"]["forwarded_pkts"]
+    );
+    assert!(
+        runs[0]["link"]["elements"].get("data.loss").is_none(),
+        "no loss element without loss"
+    );
+}
+
+/// `--trace DIR` writes one trace per run in the documented format; a directory that cannot
+/// be made is a one-line error.
+#[test]
+fn traces_come_from_a_flag() {
+    let d = tmpdir("trace");
+    let f = d.join("s.toml");
+    std::fs::write(&f, SMALL).unwrap();
+    let t = d.join("traces");
+    let out = cclab()
+        .args([
+            "run",
+            "-q",
+            "--set",
+            "link.loss=0",
+            "--set",
+            "flows.cc=bbr",
+            "--trace",
+        ])
+        .arg(&t)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(t.join("small-run-1.trace")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("# cclab packet trace 1: backend sim, scenario small, seed 1")
+    );
+    let (mut data, mut acks) = (0, 0);
+    for l in lines {
+        let w: Vec<&str> = l.split(' ').collect();
+        match w[0] {
+            "D" => {
+                assert!(w.len() == 6 || (w.len() == 7 && w[6] == "R"), "{l}");
+                data += 1;
+            }
+            "A" => {
+                assert_eq!(w.len(), 6, "{l}");
+                acks += 1;
+            }
+            _ => panic!("unexpected line {l}"),
+        }
+        assert!(w[1..6].iter().all(|x| x.parse::<u64>().is_ok()), "{l}");
+    }
+    assert!(data > 100 && acks > 100, "{data} bursts, {acks} ACKs");
+    let bad = cclab()
+        .args(["run", "-q", "--trace", "/proc/cclab-no/such"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let e = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        e.contains("cannot create the trace directory") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+}
+
+/// Controllers come from the registry: listed with their parameters; an unknown name, an
+/// unknown parameter and an unknown backend are one-line errors naming what exists.
+#[test]
+fn controllers_are_listed_and_checked() {
+    let out = cclab().args(["controllers"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    for c in cclab_core::cc::CONTROLLERS {
+        assert!(text.contains(&format!("  {}", c.name)), "{text}");
+        for p in c.params {
+            assert!(text.contains(&format!("cc_params.{}", p.name)), "{text}");
+        }
+    }
+    let json = cclab().args(["controllers", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        v["controllers"].as_array().unwrap().len(),
+        cclab_core::cc::CONTROLLERS.len()
+    );
+    let help = cclab().args(["run", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("cc_params: hystart"));
+    let d = tmpdir("ccnames");
+    let f = d.join("s.toml");
+    std::fs::write(&f, SMALL).unwrap();
+    for (set, words) in [
+        (
+            "flows.cc=vegas",
+            "the simulator has: reno (or newreno), cubic, bbr",
+        ),
+        ("flows.cc_params.hystrat=false", "no controller's parameter"),
+    ] {
+        let out = cclab()
+            .args(["run", "-q", "--set", set])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && e.contains(words) && e.trim().lines().count() == 1,
+            "{set}: {e}"
+        );
+    }
+    let out = cclab()
+        .args(["run", "-q", "--backend", "ns3"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("unknown backend \"ns3\" (available: sim, kernel)"),
+        "{e}"
+    );
+}

@@ -11,7 +11,7 @@
 //! `cargo test --release -p cclab --test kernel_seeds -- --ignored`.
 
 mod common;
-use cclab::runner::{execute, plan, Backend, RunOptions};
+use cclab::runner::{execute, plan, RunOptions};
 use cclab_results::ResultsDoc;
 use common::{find, goodput};
 use serde_json::json;
@@ -32,7 +32,7 @@ fn run(name: &str) -> Option<ResultsDoc> {
         env!("CARGO_MANIFEST_DIR")
     );
     let opts = RunOptions {
-        backend: Backend::Kernel,
+        backend: "kernel".into(),
         jobs: 1,
         ..Default::default()
     };

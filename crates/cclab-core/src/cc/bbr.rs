@@ -1097,15 +1097,6 @@ impl CongestionControl for Bbr {
         true
     }
 
-    /// `bbr_undo_cwnd`: a spurious loss episode; restart full-pipe and policer detection and
-    /// keep cwnd as it is.
-    fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
-        self.reset_lt_bw_sampling(tp);
-        tp.snd_cwnd
-    }
-
     fn needs_pacing(&self) -> bool {
         true
     }
@@ -1780,7 +1771,7 @@ mod tests {
     }
 
     #[test]
-    fn rto_loss_state_and_undo() {
+    fn rto_loss_state() {
         let mut path = Path::new(4, 10, 20);
         path.run_until(2_000_000_000);
         let mut tp = path.tp.clone();
@@ -1795,11 +1786,6 @@ mod tests {
             cc.lt_is_sampling,
             "the RTO loss opens a long-term sampling interval"
         );
-        // Undo keeps cwnd and resets full-pipe and lt state.
-        tp.snd_cwnd = 1;
-        assert_eq!(cc.undo_cwnd(&tp), 1);
-        assert!(!cc.lt_is_sampling);
-        assert_eq!(cc.full_bw_cnt, 0);
         // Save during Loss keeps the larger value.
         assert_eq!(cc.prior_cwnd, cwnd);
         cc.save_cwnd(&tp);

@@ -17,7 +17,6 @@
 //! | `cubictcp_acked`            | [`CongestionControl::pkts_acked`]              |
 //! | `hystart_update`            | `Cubic::hystart_update` (private)              |
 //! | `hystart_ack_delay`         | `Cubic::hystart_ack_delay` (private)           |
-//! | `tcp_reno_undo_cwnd`        | [`CongestionControl::undo_cwnd`]               |
 //!
 //! # Model
 //!
@@ -643,11 +642,6 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
-        // Linux CUBIC uses the Reno undo: back to the cwnd before the reduction.
-        tp.snd_cwnd.max(tp.prior_cwnd)
-    }
-
     fn mode_name(&self) -> &'static str {
         "cubic"
     }
@@ -1066,12 +1060,6 @@ mod tests {
         cc.last_max_cwnd = 42;
         cc.set_state(&mut tp, CaState::Recovery);
         assert_eq!(cc.last_max_cwnd(), 42);
-
-        tp.snd_cwnd = 10;
-        tp.prior_cwnd = 50;
-        assert_eq!(cc.undo_cwnd(&tp), 50);
-        tp.snd_cwnd = 60;
-        assert_eq!(cc.undo_cwnd(&tp), 60);
     }
 
     #[test]
@@ -1092,7 +1080,7 @@ mod tests {
         let idle = 300 * tp.hz / 1000;
         assert_eq!(cc.epoch_start, e0.wrapping_add(idle));
         // Other events do nothing.
-        cc.cwnd_event(&mut tp, CaEvent::CwndRestart);
+        cc.cwnd_event(&mut tp, CaEvent::CompleteCwr);
         assert_eq!(cc.epoch_start, e0.wrapping_add(idle));
         // The shift never moves the epoch past now.
         let mut cc2 = cc.clone();

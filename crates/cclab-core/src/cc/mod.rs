@@ -12,7 +12,11 @@
 //! | `cwnd_event`    | [`CongestionControl::cwnd_event`]     | TX start after idle, loss (RTO), CWR complete      |
 //! | `pkts_acked`    | [`CongestionControl::pkts_acked`]     | an ACK acknowledges new data (with its RTT sample) |
 //! | `cong_control`  | [`CongestionControl::cong_control`]   | every ACK, with the delivery-rate sample           |
-//! | `undo_cwnd`     | [`CongestionControl::undo_cwnd`]      | a recovery is undone (not modelled yet)            |
+//!
+//! Linux's `undo_cwnd` has no counterpart: Linux calls it when a recovery turns out spurious
+//! (DSACKs or TCP timestamps show every retransmission was unneeded, or F-RTO after an RTO),
+//! and the sender models none of those signals, so nothing would call it. It comes back with
+//! them (`tcp_try_undo_recovery`, `tcp_try_undo_dsack`, `tcp_try_undo_loss`).
 //!
 //! A controller that implements `cong_control` (returns `true`) owns `snd_cwnd` and
 //! `pacing_rate` entirely (BBR); otherwise the sender runs Linux's `tcp_cong_control()` logic:
@@ -43,8 +47,6 @@ pub enum CaState {
 pub enum CaEvent {
     /// First transmission when no packet is in flight (after idle).
     TxStart,
-    /// Congestion window restart after idle (`tcp_cwnd_restart`).
-    CwndRestart,
     /// End of a CWR period.
     CompleteCwr,
     /// Loss timeout (RTO).
@@ -278,11 +280,6 @@ pub trait CongestionControl: Send {
     /// `pacing_rate` itself (then the sender skips `cong_avoid`, PRR and its pacing formula).
     fn cong_control(&mut self, _tp: &mut TcpState, _rs: &RateSample) -> bool {
         false
-    }
-
-    /// cwnd to restore when a reduction turns out to be spurious.
-    fn undo_cwnd(&mut self, tp: &TcpState) -> u32 {
-        tp.snd_cwnd.max(tp.prior_cwnd)
     }
 
     /// Whether the controller needs the sender to pace (Linux: `sk_pacing_status =

@@ -1,7 +1,7 @@
 //! A small driver of the kernel backend for tests, benchmarks and debugging:
 //!
 //! ```text
-//! cclab-kernel-probe run --scenario FILE [--set KEY=VALUE]... [--seed N] [--sample-ms MS --series-ms MS]   (the first matrix point)
+//! cclab-kernel-probe run --scenario FILE [--set KEY=VALUE]... [--seed N] [--sample-ms MS --series-ms MS] [--trace FILE]   (the first matrix point)
 //! cclab-kernel-probe run [--rate BPS] [--rtt-ms MS] [--bdp X] [--loss P] [--cc NAME] [--secs S] [--flows N] [--timing spin|sleep|hybrid] [--mode segments|gso]
 //! cclab-kernel-probe rtt [--rtt-ms MS] [--n N] [--timing ...]
 //! cclab-kernel-probe bench [--secs S] [--timing ...] [--mode segments|gso]
@@ -99,6 +99,10 @@ fn main() {
                 mode: mode(&args),
                 sample_interval_ns: (arg(&args, "--sample-ms", 10.0f64) * 1e6) as u64,
                 series_interval_ns: (arg(&args, "--series-ms", 100.0f64) * 1e6) as u64,
+                trace: args
+                    .windows(2)
+                    .find(|w| w[0] == "--trace")
+                    .map(|w| std::path::PathBuf::from(&w[1])),
                 ..Default::default()
             };
             let keep_series = args.iter().any(|a| a == "--series-ms");

@@ -1,0 +1,90 @@
+//! The kernel lab as a [`Backend`].
+
+use crate::{auto_mode, available_ccs, run_scenario_detailed, KernelError, KernelOptions};
+use cclab_results::{Backend, BackendError, RunContext, RunResult};
+use cclab_scenario::{CcCatalog, Scenario};
+use serde_json::{json, Value};
+
+/// The `kernel` backend: this machine's Linux TCP, one run at a time.
+#[derive(Clone, Debug, Default)]
+pub struct KernelBackend {
+    pub opts: KernelOptions,
+}
+
+impl From<KernelError> for BackendError {
+    fn from(e: KernelError) -> Self {
+        let signal = match e {
+            KernelError::Interrupted(sig) => Some(sig),
+            _ => None,
+        };
+        BackendError {
+            message: e.to_string(),
+            signal,
+        }
+    }
+}
+
+impl Backend for KernelBackend {
+    fn name(&self) -> &'static str {
+        "kernel"
+    }
+
+    fn summary(&self) -> &'static str {
+        "this machine's Linux TCP in network namespaces, through cclab's user-space path element (root)"
+    }
+
+    fn unavailable(&self) -> Option<String> {
+        crate::lab_unavailable(&[]).map(|why| {
+            format!("the kernel backend cannot run here: {why}; --backend sim needs nothing")
+        })
+    }
+
+    fn controllers(&self) -> CcCatalog {
+        CcCatalog::names("this kernel", &available_ccs())
+    }
+
+    fn parallel_runs(&self) -> usize {
+        1
+    }
+
+    fn run(&self, sc: &Scenario, ctx: &RunContext) -> Result<RunResult, BackendError> {
+        if let Some(f) = sc.flows.iter().find(|f| !f.cc_params.is_empty()) {
+            return Err(KernelError::Unsupported(format!(
+                "{}: cc_params ({}) are the simulator's: a kernel's controller parameters are module parameters of the host, which cclab does not change; use --backend sim",
+                sc.name,
+                f.cc_params.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+            .into());
+        }
+        let opts = KernelOptions {
+            trace: ctx.trace.clone(),
+            ..self.opts.clone()
+        };
+        let run = run_scenario_detailed(sc, &opts)?;
+        let mut r = run.result;
+        let mode = opts
+            .mode
+            .unwrap_or_else(|| auto_mode(sc.link.rate_bps as f64));
+        let s = &mut r.settings;
+        s.insert("kernel.element_mode".into(), json!(mode.name()));
+        s.insert(
+            "kernel.element_timing".into(),
+            json!(format!("{:?}", opts.timing).to_lowercase()),
+        );
+        s.insert("kernel.element_pinned".into(), json!(opts.pin));
+        s.insert("kernel.rps_steered".into(), json!(run.steered));
+        s.insert(
+            "kernel.socket_buffer_bytes".into(),
+            Value::Array(
+                (0..sc.flows.len())
+                    .map(|g| json!(sc.socket_buffer_bytes(g)))
+                    .collect(),
+            ),
+        );
+        s.insert("kernel.cc_used".into(), json!(run.cc_used));
+        if let Ok(rel) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+            s.insert("kernel.release".into(), json!(rel.trim()));
+        }
+        Ok(r)
+    }
+}

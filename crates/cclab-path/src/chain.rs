@@ -1,0 +1,242 @@
+//! A path direction: elements one after the other, each packet leaving one entering the
+//! next at the moment it left.
+
+use crate::element::{Departure, Element, Packet};
+use crate::Nanos;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Called for every packet leaving an element: the element's position and name, and the
+/// departure (backends record the bottleneck's queueing delays and forwarded bytes here).
+pub type Observer<'a, P> = dyn FnMut(usize, &Departure<P>) + 'a;
+
+/// A chain of elements. Packets enter at the first ([`Chain::enqueue`],
+/// [`Chain::enqueue_burst`]); the caller advances time with [`Chain::pump`] at
+/// [`Chain::next_event`] and takes what left the last element from [`Chain::pop_output`].
+pub struct Chain<P> {
+    names: Vec<&'static str>,
+    els: Vec<Box<dyn Element<P>>>,
+    out: VecDeque<(Nanos, P)>,
+    /// Buffers for what pass-through elements hand on, one per depth of the recursion.
+    pool: Vec<Vec<P>>,
+}
+
+impl<P: Packet> Default for Chain<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: Packet> Chain<P> {
+    pub fn new() -> Self {
+        Chain {
+            names: Vec::new(),
+            els: Vec::new(),
+            out: VecDeque::new(),
+            pool: Vec::new(),
+        }
+    }
+
+    /// Append an element called `name` (unique within the chain).
+    pub fn push(&mut self, name: &'static str, el: Box<dyn Element<P>>) {
+        self.names.push(name);
+        self.els.push(el);
+    }
+
+    /// Position of the element called `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| *n == name)
+    }
+
+    pub fn names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    /// A packet enters the path at `now`.
+    pub fn enqueue(&mut self, now: Nanos, pkt: P, obs: &mut Observer<'_, P>) {
+        self.offer(0, now, pkt, obs);
+    }
+
+    /// A TSO burst enters the path at `now`, its packets back to back. Returns whether it
+    /// stayed whole through every element; if not, every packet of it that is left has been
+    /// marked ([`Packet::mark_burst_broken`]).
+    pub fn enqueue_burst(&mut self, now: Nanos, burst: Vec<P>, obs: &mut Observer<'_, P>) -> bool {
+        let mut burst = burst;
+        let mut whole = true;
+        for j in 0..=self.els.len() {
+            if burst.is_empty() {
+                break;
+            }
+            if !whole {
+                burst.iter_mut().for_each(P::mark_burst_broken);
+            }
+            if j == self.els.len() {
+                self.out.extend(burst.drain(..).map(|p| (now, p)));
+                break;
+            }
+            self.advance(j, now, obs);
+            let mut pass = self.pool.pop().unwrap_or_default();
+            whole &= self.els[j].enqueue_burst(now, std::mem::take(&mut burst), &mut pass);
+            self.pool.push(std::mem::take(&mut burst));
+            burst = pass;
+        }
+        whole
+    }
+
+    /// Move every packet due by `now` on to the next element, at the time it left; what
+    /// leaves the last element goes to the output.
+    pub fn pump(&mut self, now: Nanos, obs: &mut Observer<'_, P>) {
+        for j in 0..self.els.len() {
+            self.advance(j, now, obs);
+        }
+    }
+
+    /// When the chain next has something to do: a packet due to leave an element, or one
+    /// that has left the path and waits in the output (its time may be now); `None` when it
+    /// holds nothing.
+    pub fn next_event(&self) -> Option<Nanos> {
+        let out = self.out.front().map(|&(t, _)| t);
+        self.els
+            .iter()
+            .filter_map(|e| e.next_event())
+            .chain(out)
+            .min()
+    }
+
+    /// The next packet that left the path, with the time it left.
+    pub fn pop_output(&mut self) -> Option<(Nanos, P)> {
+        self.out.pop_front()
+    }
+
+    /// Bytes waiting in the chain's queues.
+    pub fn backlog_bytes(&self) -> u64 {
+        self.els.iter().map(|e| e.backlog_bytes()).sum()
+    }
+
+    /// One counter of one element (0 if either is unknown).
+    pub fn counter(&self, element: &str, counter: &str) -> u64 {
+        self.position(element)
+            .and_then(|i| {
+                self.els[i]
+                    .counters()
+                    .into_iter()
+                    .find(|(n, _)| *n == counter)
+            })
+            .map_or(0, |(_, v)| v)
+    }
+
+    /// Every element's counters, keyed `"{prefix}{name}"`.
+    pub fn counters(&self, prefix: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
+        self.names
+            .iter()
+            .zip(&self.els)
+            .map(|(n, e)| {
+                (
+                    format!("{prefix}{n}"),
+                    e.counters()
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// `pkt` reaches element `j` at `t` (after what that element had due before `t` left).
+    fn offer(&mut self, j: usize, t: Nanos, pkt: P, obs: &mut Observer<'_, P>) {
+        if j == self.els.len() {
+            self.out.push_back((t, pkt));
+            return;
+        }
+        self.advance(j, t, obs);
+        let mut pass = self.pool.pop().unwrap_or_default();
+        self.els[j].enqueue(t, pkt, &mut pass);
+        for p in pass.drain(..) {
+            self.offer(j + 1, t, p, obs);
+        }
+        self.pool.push(pass);
+    }
+
+    /// Everything element `j` has due by `t` moves on, in time order.
+    fn advance(&mut self, j: usize, t: Nanos, obs: &mut Observer<'_, P>) {
+        while self.els[j].next_event().is_some_and(|e| e <= t) {
+            let Some(d) = self.els[j].dequeue(t) else {
+                break;
+            };
+            obs(j, &d);
+            self.offer(j + 1, d.at, d.pkt, obs);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elements::{Bernoulli, Delay, DropTail};
+    use crate::testing::P;
+    use crate::Rng;
+
+    fn path() -> Chain<P> {
+        let mut c = Chain::new();
+        c.push("loss", Box::new(Bernoulli::new(0.0, Rng::new(1))));
+        c.push("queue", Box::new(DropTail::new(12e6, 3000)));
+        c.push("delay", Box::new(Delay::new(&[10_000_000])));
+        c
+    }
+
+    #[test]
+    fn packets_cross_each_element_at_the_time_they_leave_the_one_before() {
+        let mut c = path();
+        let mut seen = Vec::new();
+        let mut obs = |j: usize, d: &Departure<P>| seen.push((j, d.at, d.sojourn));
+        for _ in 0..3 {
+            c.enqueue(0, P::new(1500), &mut obs);
+        }
+        assert_eq!(c.next_event(), Some(1_000_000));
+        // Pumping late still moves each packet at its own time.
+        c.pump(50_000_000, &mut obs);
+        let out: Vec<Nanos> = std::iter::from_fn(|| c.pop_output().map(|(t, _)| t)).collect();
+        assert_eq!(out, vec![11_000_000, 12_000_000, 13_000_000]);
+        assert_eq!(
+            seen,
+            [
+                (1, 1_000_000, 0),
+                (1, 2_000_000, 1_000_000),
+                (1, 3_000_000, 2_000_000),
+                (2, 11_000_000, 0),
+                (2, 12_000_000, 0),
+                (2, 13_000_000, 0)
+            ]
+        );
+        assert_eq!(c.counter("queue", "forwarded"), 3);
+        assert_eq!(c.counters("data.")["data.queue"]["forwarded_bytes"], 4500);
+        assert_eq!(c.next_event(), None);
+    }
+
+    #[test]
+    fn an_arrival_sees_the_queue_as_it_is_at_its_time() {
+        // Buffer of two: at t = 2.5 ms two of the first four have left, so the fifth fits.
+        let mut c = path();
+        let mut obs = |_: usize, _: &Departure<P>| {};
+        for _ in 0..4 {
+            c.enqueue(0, P::new(1500), &mut obs);
+        }
+        assert_eq!(c.counter("queue", "dropped"), 1);
+        c.enqueue(2_500_000, P::new(1500), &mut obs);
+        assert_eq!(c.counter("queue", "dropped"), 1);
+    }
+
+    #[test]
+    fn a_burst_is_whole_unless_an_element_breaks_it() {
+        let mut c = path();
+        let mut obs = |_: usize, _: &Departure<P>| {};
+        assert!(c.enqueue_burst(0, vec![P::new(1500); 3], &mut obs));
+        assert!(
+            !c.enqueue_burst(0, vec![P::new(1500); 2], &mut obs),
+            "the buffer is full"
+        );
+        c.pump(u64::MAX / 2, &mut obs);
+        let out: Vec<P> = std::iter::from_fn(|| c.pop_output().map(|(_, p)| p)).collect();
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|p| !p.broken));
+    }
+}

@@ -1,0 +1,101 @@
+//! The seam every path element sits behind, shaped like Linux's `struct Qdisc_ops`
+//! (include/net/sch_generic.h): `enqueue`, `dequeue`, `peek`, and the time of the next event
+//! (what a qdisc's watchdog timer is armed for), plus counters. Time is an argument, as in
+//! the TCP core: nothing here reads a clock.
+//!
+//! | Linux `Qdisc_ops` | here                          |
+//! |-------------------|-------------------------------|
+//! | `enqueue`         | [`Element::enqueue`] (and [`Element::enqueue_burst`] for a TSO burst) |
+//! | `dequeue`         | [`Element::dequeue`]          |
+//! | `peek`            | [`Element::peek`]             |
+//! | watchdog timer    | [`Element::next_event`]       |
+//! | `dump_stats`      | [`Element::counters`]         |
+//!
+//! An element either passes a packet on at once (a loss model: it pushes it to `out`), or
+//! holds it and lets it go later through `dequeue` (a queue, a delay). A [`crate::Chain`] of
+//! elements is a path direction.
+
+use crate::Nanos;
+
+/// A packet as the path sees it. Both backends have their own packet type (the simulator's
+/// segment records, the kernel lab's IP packets read from a TUN device); elements only need
+/// what this trait gives.
+pub trait Packet: Sized {
+    /// Bytes on the wire (whole IP packets; for a GSO packet, all its segments).
+    fn wire_len(&self) -> u32;
+    /// Which delay applies (the flow group, see [`crate::PathDesc`]).
+    fn class(&self) -> usize {
+        0
+    }
+    /// Segments this packet carries: more than one for a GSO super-packet that the kernel
+    /// lab takes whole.
+    fn segments(&self) -> u32 {
+        1
+    }
+    /// Wire bytes of its first segment.
+    fn segment_wire_len(&self) -> u32 {
+        self.wire_len()
+    }
+    /// Split a GSO packet into its segments (in order) and push them to `out`; a packet of
+    /// one segment pushes itself.
+    fn split(self, out: &mut Vec<Self>) {
+        out.push(self)
+    }
+    /// Control packets (SYN, FIN, RST) that random loss leaves alone: the simulator has no
+    /// handshake to lose, so neither does the lab.
+    fn loss_exempt(&self) -> bool {
+        false
+    }
+    /// The TSO burst this packet came in was broken up on the way (part of it dropped, or
+    /// split to fit the buffer): the receiver cannot take it in as one (GRO).
+    fn mark_burst_broken(&mut self) {}
+}
+
+/// A packet leaving an element.
+#[derive(Debug)]
+pub struct Departure<P> {
+    /// When it left (at or before the `now` of the `dequeue` call that returned it).
+    pub at: Nanos,
+    pub pkt: P,
+    /// Time it waited in the element's queue before being served (0 for a delay).
+    pub sojourn: Nanos,
+}
+
+/// One element of a path. See the module docs for the mapping onto `Qdisc_ops`.
+pub trait Element<P: Packet>: Send {
+    /// What kind of element this is (`"loss"`, `"droptail"`, `"delay"`).
+    fn kind(&self) -> &'static str;
+
+    /// A packet arrives at `now`. An element that passes it on at once pushes it (or what is
+    /// left of it) to `out`; one that holds it keeps it for [`Self::dequeue`]; a drop is
+    /// counted and the packet is gone. The caller has taken out everything due before `now`.
+    fn enqueue(&mut self, now: Nanos, pkt: P, out: &mut Vec<P>);
+
+    /// A TSO burst arrives at `now`, its packets back to back. Returns `false` if the
+    /// element broke it up (dropped part of it, or took it in as separate packets), after
+    /// marking the packets ([`Packet::mark_burst_broken`]). By default each packet is
+    /// enqueued on its own and the burst stays whole.
+    fn enqueue_burst(&mut self, now: Nanos, burst: Vec<P>, out: &mut Vec<P>) -> bool {
+        for p in burst {
+            self.enqueue(now, p, out);
+        }
+        true
+    }
+
+    /// The next packet due by `now`, with the time it left.
+    fn dequeue(&mut self, now: Nanos) -> Option<Departure<P>>;
+
+    /// The packet [`Self::dequeue`] will return next, if the element holds any.
+    fn peek(&self) -> Option<&P>;
+
+    /// When the next held packet is due; `None` when the element holds nothing.
+    fn next_event(&self) -> Option<Nanos>;
+
+    /// Bytes waiting in the element's queue.
+    fn backlog_bytes(&self) -> u64 {
+        0
+    }
+
+    /// Its counters, by name (`"dropped"`, `"forwarded"`...).
+    fn counters(&self) -> Vec<(&'static str, u64)>;
+}

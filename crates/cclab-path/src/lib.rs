@@ -1,0 +1,98 @@
+//! # cclab-path: what a "path" means
+//!
+//! A path is two chains of elements, one per direction, built from one description
+//! ([`PathDesc`]) by one factory that both backends call: the simulator runs the chains in
+//! simulated time, the kernel lab's user-space element runs them on the IP packets it reads
+//! from a TUN device. So "100 Mbit/s, 50 ms, 1 BDP, 1%" is the same code on both.
+//!
+//! ```text
+//! data: [loss] -> queue (rate, drop-tail buffer) -> delay (per flow group)
+//! ACKs: [loss] -> delay (per flow group)
+//! ```
+//!
+//! - [`Element`]: the seam, shaped like Linux's `Qdisc_ops` (enqueue, dequeue, peek, the time
+//!   of the next event, counters); [`Packet`]: what an element needs of a packet.
+//! - [`elements`]: [`DropTail`] (the bottleneck: a link of fixed rate serving a byte-limited
+//!   FIFO; burst admission lives here), [`Bernoulli`] random loss, [`Delay`] propagation delay.
+//! - [`Chain`]: elements in a row, each packet entering the next when it leaves one.
+//! - [`Rng`]: the seeded generator behind every random choice; [`streams`] names each stream.
+//!
+//! Like the TCP core, nothing here reads a clock: time (ns) is passed in.
+
+mod chain;
+mod element;
+pub mod elements;
+mod factory;
+mod rng;
+
+pub use chain::{Chain, Observer};
+pub use element::{Departure, Element, Packet};
+pub use elements::{Bernoulli, Delay, DelayLine, DropTail};
+pub use factory::{streams, LinkDesc, PathDesc, BOTTLENECK};
+pub use rng::Rng;
+
+/// Time in nanoseconds.
+pub type Nanos = u64;
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::Packet;
+
+    /// A test packet: `wire` bytes, `segs` segments of equal size.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct P {
+        pub wire: u32,
+        pub segs: u32,
+        pub class: usize,
+        pub control: bool,
+        pub broken: bool,
+    }
+
+    impl P {
+        pub fn new(wire: u32) -> Self {
+            P {
+                wire,
+                segs: 1,
+                class: 0,
+                control: false,
+                broken: false,
+            }
+        }
+        pub fn gso(segs: u32, seg_wire: u32) -> Self {
+            P {
+                wire: segs * seg_wire,
+                segs,
+                ..P::new(0)
+            }
+        }
+    }
+
+    impl Packet for P {
+        fn wire_len(&self) -> u32 {
+            self.wire
+        }
+        fn class(&self) -> usize {
+            self.class
+        }
+        fn segments(&self) -> u32 {
+            self.segs
+        }
+        fn segment_wire_len(&self) -> u32 {
+            self.wire / self.segs
+        }
+        fn split(self, out: &mut Vec<Self>) {
+            let each = self.wire / self.segs;
+            out.extend((0..self.segs).map(|_| P {
+                wire: each,
+                segs: 1,
+                ..self.clone()
+            }));
+        }
+        fn loss_exempt(&self) -> bool {
+            self.control
+        }
+        fn mark_burst_broken(&mut self) {
+            self.broken = true;
+        }
+    }
+}
