@@ -158,10 +158,7 @@ impl<P: Packet> Chain<P> {
 
     /// Everything element `j` has due by `t` moves on, in time order.
     fn advance(&mut self, j: usize, t: Nanos, obs: &mut Observer<'_, P>) {
-        while self.els[j].next_event().is_some_and(|e| e <= t) {
-            let Some(d) = self.els[j].dequeue(t) else {
-                break;
-            };
+        while let Some(d) = self.els[j].dequeue(t) {
             obs(j, &d);
             self.offer(j + 1, d.at, d.pkt, obs);
         }

@@ -478,7 +478,9 @@ impl Simulation {
         // One TSO burst at a time: it reaches the bottleneck whole, and the receiver may take
         // it in as one (GRO) only if the path did not break it up.
         let mut burst: Vec<DataPkt> = Vec::new();
+        let mut sent = false;
         while let Some(seg) = self.flows[f].sender.poll_transmit(now) {
+            sent = true;
             let end = seg.burst_end;
             burst.push(DataPkt {
                 flow: f as u32,
@@ -495,8 +497,10 @@ impl Simulation {
             last.seg.burst_end = true;
             self.send_burst(burst);
         }
-        let next = self.data.next_event().map(|t| t.max(now));
-        self.schedule(SLOT_DATA, next);
+        if sent {
+            let next = self.data.next_event().map(|t| t.max(now));
+            self.schedule(SLOT_DATA, next);
+        }
         let t = self.flows[f].sender.next_timeout().map(|t| t.max(now + 1));
         self.schedule(Self::slot(f, SND), t);
     }

@@ -58,6 +58,8 @@ impl<T> DelayLine<T> {
 /// takes the last one.
 pub struct Delay<P> {
     lines: Vec<DelayLine<P>>,
+    /// The line whose head is due first, and when (kept up to date: asked for often).
+    head: Option<(Nanos, usize)>,
     forwarded: u64,
 }
 
@@ -71,12 +73,13 @@ impl<P> Delay<P> {
         };
         Delay {
             lines,
+            head: None,
             forwarded: 0,
         }
     }
 
-    /// The line whose head is due first (the lowest class on a tie).
-    fn first(&self) -> Option<usize> {
+    /// The line whose head is due first (the lowest class on a tie), and when.
+    fn first(&self) -> Option<(Nanos, usize)> {
         let mut best: Option<(Nanos, usize)> = None;
         for (i, l) in self.lines.iter().enumerate() {
             if let Some(t) = l.next_due() {
@@ -85,7 +88,7 @@ impl<P> Delay<P> {
                 }
             }
         }
-        best.map(|(_, i)| i)
+        best
     }
 }
 
@@ -96,12 +99,27 @@ impl<P: Packet + Send> Element<P> for Delay<P> {
 
     fn enqueue(&mut self, now: Nanos, pkt: P, _out: &mut Vec<P>) {
         let c = pkt.class().min(self.lines.len() - 1);
+        let due = now + self.lines[c].delay();
         self.lines[c].push(now, pkt);
+        // A line's head changes only when the line was empty, and then the earliest head can
+        // only move earlier.
+        let first_of_line = self.lines[c].len() == 1;
+        if first_of_line
+            && self
+                .head
+                .is_none_or(|(t, i)| due < t || (due == t && c < i))
+        {
+            self.head = Some((due, c));
+        }
     }
 
     fn dequeue(&mut self, now: Nanos) -> Option<Departure<P>> {
-        let i = self.first()?;
+        let (due, i) = self.head?;
+        if due > now {
+            return None;
+        }
         let (at, pkt) = self.lines[i].pop_due(now)?;
+        self.head = self.first();
         self.forwarded += 1;
         Some(Departure {
             at,
@@ -111,11 +129,11 @@ impl<P: Packet + Send> Element<P> for Delay<P> {
     }
 
     fn peek(&self) -> Option<&P> {
-        self.first().and_then(|i| self.lines[i].front())
+        self.head.and_then(|(_, i)| self.lines[i].front())
     }
 
     fn next_event(&self) -> Option<Nanos> {
-        self.first().and_then(|i| self.lines[i].next_due())
+        self.head.map(|(t, _)| t)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
