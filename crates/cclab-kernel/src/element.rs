@@ -565,6 +565,8 @@ struct El<'a> {
     /// Packet trace, and each flow's first sequence number (trace numbers count segments).
     trace: Option<TraceWriter>,
     trace_base: Vec<Option<u32>>,
+    /// Each flow's highest data sequence number seen (what ends below it is a retransmission).
+    trace_max_end: Vec<Option<u32>>,
     /// When the counting window opened (trace times count from it).
     t0: u64,
 }
@@ -586,7 +588,9 @@ impl El<'_> {
         }
     }
 
-    fn trace_packet(&mut self, p: &Parsed, b: &[u8], now: u64) {
+    /// Trace line of one packet (written inside the counting window; the flow's sequence
+    /// numbers are followed from its SYN on).
+    fn trace_packet(&mut self, p: &Parsed, b: &[u8], now: u64, counting: bool) {
         let Some(f) = p.flow else { return };
         if self.trace.is_none() || !p.tcp {
             return;
@@ -601,6 +605,16 @@ impl El<'_> {
             }
         }
         let t = now.saturating_sub(self.t0);
+        let end = p.seq.wrapping_add(p.payload);
+        let max_end = &mut self.trace_max_end[f as usize];
+        let retrans =
+            p.dir == Dir::Data && p.payload > 0 && max_end.is_some_and(|m| seq_le(end, m));
+        if p.dir == Dir::Data && p.payload > 0 && !retrans {
+            *max_end = Some(end);
+        }
+        if !counting {
+            return;
+        }
         match p.dir {
             Dir::Data if p.payload > 0 => {
                 let gs = if self.vnet > 0 {
@@ -611,7 +625,7 @@ impl El<'_> {
                 let segs = if gs > 0 { p.payload.div_ceil(gs) } else { 1 };
                 let seq = self.seg_no(f, p.seq, false);
                 if let Some(tr) = self.trace.as_mut() {
-                    tr.data(t, f, seq, segs, p.payload as u64, false);
+                    tr.data(t, f, seq, segs, p.payload as u64, retrans);
                 }
             }
             Dir::Ack if p.ack_flag => {
@@ -639,9 +653,7 @@ impl El<'_> {
         let line = p
             .flow
             .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
-        if counting {
-            self.trace_packet(&p, b, now);
-        }
+        self.trace_packet(&p, b, now, counting);
         let hl = (p.ihl + p.doff) as u32;
         let mut d = self.buf();
         d.extend_from_slice(b);
@@ -913,6 +925,7 @@ pub fn run(
         released: vec![std::collections::VecDeque::new(); nflows],
         trace,
         trace_base: vec![None; nflows],
+        trace_max_end: vec![None; nflows],
         t0: 0,
     };
     // The path's counters when the counting window opened and when it closed.

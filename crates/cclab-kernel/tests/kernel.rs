@@ -564,3 +564,70 @@ fn doctor_reports() {
     assert!(d.veth.is_some() && d.netem.is_some());
     assert!(list_namespaces().iter().all(|n| !n.ends_with("-doctor")));
 }
+
+/// The kernel backend writes its packet trace in the simulator's format: segment numbers
+/// counted from the flow's first byte, retransmissions marked, times from time zero; the
+/// counters of every path element reach the results; a trace that cannot be written stops
+/// the run before it starts, with nothing left behind.
+#[test]
+fn trace_and_element_counters() {
+    let Some(_g) = lab("trace_and_element_counters", &["cubic"]) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("cclab-ktrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.trace");
+    let sc = scenario(20e6, 20.0, 1.0, 0.01, "cubic", 2.0);
+    let opts = KernelOptions {
+        trace: Some(path.clone()),
+        ..Default::default()
+    };
+    let r = run_scenario(&sc, &opts).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("# cclab packet trace 1: backend kernel, scenario test, seed 1")
+    );
+    let (mut data, mut retrans, mut acks, mut first_seq) = (0, 0, 0, None);
+    for l in lines {
+        let w: Vec<&str> = l.split(' ').collect();
+        assert!(w[1..6].iter().all(|x| x.parse::<u64>().is_ok()), "{l}");
+        match w[0] {
+            "D" => {
+                data += 1;
+                first_seq.get_or_insert(w[3].parse::<u64>().unwrap());
+                if w.get(6) == Some(&"R") {
+                    retrans += 1;
+                }
+            }
+            "A" => acks += 1,
+            _ => panic!("{l}"),
+        }
+    }
+    assert!(
+        first_seq.is_some_and(|s| s < 20),
+        "the flow's segments count from its first byte: {first_seq:?}"
+    );
+    assert!(
+        data > 1000 && acks > 500,
+        "{data} data lines, {acks} ACK lines"
+    );
+    assert!(retrans > 0, "1% loss: some retransmissions are marked");
+    let e = &r.link.elements;
+    assert_eq!(e["data.loss"]["dropped"], r.link.drops_random);
+    assert_eq!(e["data.queue"]["forwarded"], r.link.forwarded_pkts);
+    assert!(e.contains_key("ack.delay") && !e.contains_key("ack.loss"));
+    // A trace that cannot be written: an error before the run, no namespace left.
+    let bad = KernelOptions {
+        trace: Some("/proc/cclab-no/such.trace".into()),
+        ..Default::default()
+    };
+    let err = run_scenario(&sc, &bad).unwrap_err().to_string();
+    assert!(
+        err.contains("cannot write the trace") && !err.contains('\n'),
+        "{err}"
+    );
+    assert!(ours_left().is_empty(), "left {:?}", ours_left());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
