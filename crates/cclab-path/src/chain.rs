@@ -59,25 +59,44 @@ impl<P: Packet> Chain<P> {
     /// A TSO burst enters the path at `now`, its packets back to back. Returns whether it
     /// stayed whole through every element; if not, every packet of it that is left has been
     /// marked ([`Packet::mark_burst_broken`]).
-    pub fn enqueue_burst(&mut self, now: Nanos, burst: Vec<P>, obs: &mut Observer<'_, P>) -> bool {
-        let mut burst = burst;
+    pub fn enqueue_burst(
+        &mut self,
+        now: Nanos,
+        burst: &mut Vec<P>,
+        obs: &mut Observer<'_, P>,
+    ) -> bool {
         let mut whole = true;
+        // What goes on from one element to the next: the caller's buffer at first, then
+        // buffers of the chain's own (the caller's keeps its capacity for the next burst).
+        let mut held: Option<Vec<P>> = None;
         for j in 0..=self.els.len() {
-            if burst.is_empty() {
+            let cur: &mut Vec<P> = match held.as_mut() {
+                Some(h) => h,
+                None => &mut *burst,
+            };
+            if cur.is_empty() {
                 break;
             }
             if !whole {
-                burst.iter_mut().for_each(P::mark_burst_broken);
+                cur.iter_mut().for_each(P::mark_burst_broken);
             }
             if j == self.els.len() {
-                self.out.extend(burst.drain(..).map(|p| (now, p)));
+                self.out.extend(cur.drain(..).map(|p| (now, p)));
                 break;
             }
             self.advance(j, now, obs);
             let mut pass = self.pool.pop().unwrap_or_default();
-            whole &= self.els[j].enqueue_burst(now, std::mem::take(&mut burst), &mut pass);
-            self.pool.push(std::mem::take(&mut burst));
-            burst = pass;
+            let cur: &mut Vec<P> = match held.as_mut() {
+                Some(h) => h,
+                None => &mut *burst,
+            };
+            whole &= self.els[j].enqueue_burst(now, cur, &mut pass);
+            if let Some(h) = held.replace(pass) {
+                self.pool.push(h);
+            }
+        }
+        if let Some(h) = held {
+            self.pool.push(h);
         }
         whole
     }
@@ -226,9 +245,9 @@ mod tests {
     fn a_burst_is_whole_unless_an_element_breaks_it() {
         let mut c = path();
         let mut obs = |_: usize, _: &Departure<P>| {};
-        assert!(c.enqueue_burst(0, vec![P::new(1500); 3], &mut obs));
+        assert!(c.enqueue_burst(0, &mut vec![P::new(1500); 3], &mut obs));
         assert!(
-            !c.enqueue_burst(0, vec![P::new(1500); 2], &mut obs),
+            !c.enqueue_burst(0, &mut vec![P::new(1500); 2], &mut obs),
             "the buffer is full"
         );
         c.pump(u64::MAX / 2, &mut obs);

@@ -71,12 +71,13 @@ pub trait Element<P: Packet>: Send {
     /// counted and the packet is gone. The caller has taken out everything due before `now`.
     fn enqueue(&mut self, now: Nanos, pkt: P, out: &mut Vec<P>);
 
-    /// A TSO burst arrives at `now`, its packets back to back. Returns `false` if the
+    /// A TSO burst arrives at `now`, its packets back to back (the element takes them out of
+    /// `burst`). Returns `false` if the
     /// element broke it up (dropped part of it, or took it in as separate packets), after
     /// marking the packets ([`Packet::mark_burst_broken`]). By default each packet is
     /// enqueued on its own and the burst stays whole.
-    fn enqueue_burst(&mut self, now: Nanos, burst: Vec<P>, out: &mut Vec<P>) -> bool {
-        for p in burst {
+    fn enqueue_burst(&mut self, now: Nanos, burst: &mut Vec<P>, out: &mut Vec<P>) -> bool {
+        for p in burst.drain(..) {
             self.enqueue(now, p, out);
         }
         true

@@ -118,6 +118,8 @@ pub struct Simulation {
     idle_sender_wakeups: u64,
     /// Flows that got ACKs from the ACK chain in the current event.
     acked: Vec<usize>,
+    /// The buffer a sender's TSO burst is gathered in (kept for its capacity).
+    burst: Vec<DataPkt>,
     trace: Option<TraceWriter>,
 }
 
@@ -209,6 +211,7 @@ impl Simulation {
             events: 0,
             idle_sender_wakeups: 0,
             acked: Vec::new(),
+            burst: Vec::new(),
             trace: None,
             flows,
             cfg,
@@ -477,7 +480,7 @@ impl Simulation {
         let class = self.flows[f].class;
         // One TSO burst at a time: it reaches the bottleneck whole, and the receiver may take
         // it in as one (GRO) only if the path did not break it up.
-        let mut burst: Vec<DataPkt> = Vec::new();
+        let mut burst = std::mem::take(&mut self.burst);
         let mut sent = false;
         while let Some(seg) = self.flows[f].sender.poll_transmit(now) {
             sent = true;
@@ -490,13 +493,14 @@ impl Simulation {
             if !end {
                 continue;
             }
-            self.send_burst(std::mem::take(&mut burst));
+            self.send_burst(&mut burst);
         }
         // (A burst always ends within one loop; this only guards the invariant.)
         if let Some(last) = burst.last_mut() {
             last.seg.burst_end = true;
-            self.send_burst(burst);
+            self.send_burst(&mut burst);
         }
+        self.burst = burst;
         if sent {
             let next = self.data.next_event().map(|t| t.max(now));
             self.schedule(SLOT_DATA, next);
@@ -505,7 +509,7 @@ impl Simulation {
         self.schedule(Self::slot(f, SND), t);
     }
 
-    fn send_burst(&mut self, burst: Vec<DataPkt>) {
+    fn send_burst(&mut self, burst: &mut Vec<DataPkt>) {
         let now = self.now;
         if let (Some(t), Some(first)) = (self.trace.as_mut(), burst.first()) {
             let bytes: u64 = burst.iter().map(|p| p.seg.len as u64).sum();

@@ -15,7 +15,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub(crate) struct Timers {
-    heap: BinaryHeap<Reverse<(Nanos, usize)>>,
+    /// Entries as one number, time in the high 64 bits and slot in the low: ordered as
+    /// (time, slot), compared in one step.
+    heap: BinaryHeap<Reverse<u128>>,
     /// Each slot's pending time.
     due: Vec<Option<Nanos>>,
     /// Each slot's earliest entry in the heap (the others are stale).
@@ -41,7 +43,7 @@ impl Timers {
         self.due[slot] = t;
         if let Some(t) = t {
             if self.queued[slot].is_none_or(|q| t < q) {
-                self.heap.push(Reverse((t, slot)));
+                self.heap.push(Reverse(key(t, slot)));
                 self.queued[slot] = Some(t);
             }
         }
@@ -50,7 +52,8 @@ impl Timers {
     /// The next event no later than `end`: its time and slot, which is then no longer
     /// pending. `None` when nothing is pending by `end` (what is pending stays so).
     pub fn pop(&mut self, end: Nanos) -> Option<(Nanos, usize)> {
-        while let Some(&Reverse((t, slot))) = self.heap.peek() {
+        while let Some(&Reverse(k)) = self.heap.peek() {
+            let (t, slot) = ((k >> 64) as Nanos, k as u64 as usize);
             if t > end {
                 return None;
             }
@@ -66,7 +69,7 @@ impl Timers {
                 }
                 Some(d) => {
                     // Moved later: back in at its new time.
-                    self.heap.push(Reverse((d, slot)));
+                    self.heap.push(Reverse(key(d, slot)));
                     self.queued[slot] = Some(d);
                 }
                 None => {} // cancelled
@@ -74,6 +77,10 @@ impl Timers {
         }
         None
     }
+}
+
+fn key(t: Nanos, slot: usize) -> u128 {
+    ((t as u128) << 64) | slot as u128
 }
 
 #[cfg(test)]

@@ -141,11 +141,11 @@ impl<P: Packet + Send> Element<P> for DropTail<P> {
         self.admit(now, pkt);
     }
 
-    fn enqueue_burst(&mut self, now: Nanos, burst: Vec<P>, _out: &mut Vec<P>) -> bool {
+    fn enqueue_burst(&mut self, now: Nanos, burst: &mut Vec<P>, _out: &mut Vec<P>) -> bool {
         let first = burst.first().map_or(0, |p| p.segment_wire_len() as u64);
         let total: u64 = burst.iter().map(|p| p.wire_len() as u64).sum();
         let whole = self.fits(now, first, total);
-        for mut p in burst {
+        for mut p in burst.drain(..) {
             if !whole {
                 p.mark_burst_broken();
             }
@@ -269,12 +269,12 @@ mod tests {
         // Idle link, buffer of two packets: a burst of three fits (one goes on the wire).
         let mut b = DropTail::new(12e6, 3000);
         let burst = |n: usize| (0..n).map(|_| P::new(1500)).collect::<Vec<_>>();
-        assert!(b.enqueue_burst(0, burst(3), &mut Vec::new()));
+        assert!(b.enqueue_burst(0, &mut burst(3), &mut Vec::new()));
         assert_eq!(b.counters()[2].1, 0);
         // Busy and full: the next burst of two is broken up and dropped.
         let mut b2 = DropTail::new(12e6, 3000);
-        assert!(b2.enqueue_burst(0, burst(2), &mut Vec::new()));
-        assert!(!b2.enqueue_burst(0, burst(2), &mut Vec::new()));
+        assert!(b2.enqueue_burst(0, &mut burst(2), &mut Vec::new()));
+        assert!(!b2.enqueue_burst(0, &mut burst(2), &mut Vec::new()));
         assert_eq!(b2.counters()[2].1, 1, "one of the two fits the buffer");
     }
 

@@ -66,9 +66,9 @@ impl<P: Packet> Element<P> for Bernoulli {
         }
     }
 
-    fn enqueue_burst(&mut self, now: Nanos, burst: Vec<P>, out: &mut Vec<P>) -> bool {
+    fn enqueue_burst(&mut self, now: Nanos, burst: &mut Vec<P>, out: &mut Vec<P>) -> bool {
         let (dropped, split) = (self.dropped, self.split);
-        for p in burst {
+        for p in burst.drain(..) {
             self.enqueue(now, p, out);
         }
         self.dropped == dropped && self.split == split
@@ -136,7 +136,7 @@ mod tests {
         assert!(Element::<P>::enqueue_burst(
             &mut l,
             0,
-            vec![P::new(1500); 5],
+            &mut vec![P::new(1500); 5],
             &mut out
         ));
         assert_eq!(out.len(), 5);
@@ -144,7 +144,7 @@ mod tests {
         assert!(!Element::<P>::enqueue_burst(
             &mut l,
             0,
-            vec![P::new(1500); 20],
+            &mut vec![P::new(1500); 20],
             &mut Vec::new()
         ));
     }
