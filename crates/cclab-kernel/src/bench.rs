@@ -80,7 +80,7 @@ fn one_point(
 ) -> Result<CapacityPoint, KernelError> {
     let el_shared = Arc::new(ElementShared::new());
     let cfg = bench_element(2 * delay, vec![], timing, mode);
-    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
+    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone(), None);
     let stop_el = |el: std::thread::JoinHandle<std::io::Result<element::ElementStats>>| {
         el_shared.stop.store(true, Ordering::SeqCst);
         el.join()
@@ -260,7 +260,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
     let mut cfg = bench_element(rtt_ns, vec![], timing, ElementMode::Segments);
     cfg.link.rate_bps = 1e9;
     cfg.link.buffer_bytes = 1 << 20;
-    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
+    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone(), None);
     let res = (|| {
         ready.map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
         topo.route_through_tun(PKT as u32)?;
@@ -420,7 +420,7 @@ pub fn tcp_capacity_point(
     })?;
     let el_shared = Arc::new(ElementShared::new());
     let cfg = bench_element(rtt_ns, vec![0], timing, mode);
-    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone());
+    let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone(), None);
     let res = (|| -> Result<(u64, u64, f64, u64, u64), KernelError> {
         ready.map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
         topo.route_through_tun(PKT as u32)?;
@@ -610,6 +610,5 @@ fn bench_element(
         mode,
         pin: true,
         mss: 1448,
-        trace: None,
     }
 }

@@ -47,9 +47,6 @@ pub struct ElementConfig {
     pub pin: bool,
     /// The flows' MSS, bytes (trace sequence numbers count segments of this size).
     pub mss: u32,
-    /// Write a packet trace to this file, naming this scenario in its header
-    /// ([`cclab_results::trace`]); a file that cannot be created stops the run before it starts.
-    pub trace: Option<(std::path::PathBuf, String)>,
 }
 
 /// How packets cross the element's TUN device.
@@ -572,10 +569,6 @@ struct El<'a> {
 }
 
 impl El<'_> {
-    fn buf(&mut self) -> Vec<u8> {
-        buffer()
-    }
-
     /// Segment number of sequence number `seq` in flow `f` (rounded up for ACK edges).
     fn seg_no(&self, f: u32, seq: u32, up: bool) -> u64 {
         let base = self.trace_base[f as usize].unwrap_or(seq);
@@ -655,7 +648,7 @@ impl El<'_> {
             .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
         self.trace_packet(&p, b, now, counting);
         let hl = (p.ihl + p.doff) as u32;
-        let mut d = self.buf();
+        let mut d = buffer();
         d.extend_from_slice(b);
         let mut pkt = Pkt {
             data: d,
@@ -741,10 +734,6 @@ impl El<'_> {
         }
     }
 
-    fn recycle(&mut self, d: Vec<u8>) {
-        recycle(d);
-    }
-
     /// Move every packet due by `now` on through the path, each at its exact time.
     fn pump(&mut self, now: u64, counting: bool) {
         let (st, b) = (&mut self.st, self.bottleneck);
@@ -781,7 +770,7 @@ impl El<'_> {
                 }
                 // An error (the stack refused it, e.g. no route yet) is a loss outside the model.
                 let _ = sys::write_fd(self.fd, &p.data);
-                self.recycle(p.data);
+                recycle(p.data);
             }
         }
     }
@@ -835,13 +824,14 @@ fn counters_between(
 }
 
 /// Starts the element on a thread inside namespace `ns`: opens the TUN device for
-/// `cfg.mode` (and the trace file, if any) and runs until `shared.stop`. Returns once the
-/// device exists, with the error if it or the trace could not be opened (the thread has
-/// then already ended).
+/// `cfg.mode` and runs until `shared.stop`, writing `trace` if given. Returns once the
+/// device exists, with the error if it could not be opened (the thread has then already
+/// ended).
 pub fn spawn(
     ns: String,
     cfg: ElementConfig,
     shared: Arc<ElementShared>,
+    trace: Option<TraceWriter>,
 ) -> (
     std::thread::JoinHandle<io::Result<ElementStats>>,
     io::Result<()>,
@@ -849,16 +839,6 @@ pub fn spawn(
     let (tx, rx) = std::sync::mpsc::channel();
     let mode = cfg.mode;
     let handle = std::thread::spawn(move || {
-        let trace = match &cfg.trace {
-            Some((p, name)) => match TraceWriter::create(p, "kernel", name, cfg.seed) {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return Ok(ElementStats::default());
-                }
-            },
-            None => None,
-        };
         match sys::enter_netns(&ns).and_then(|_| open_tun(crate::topo::TUN, mode)) {
             Ok(t) => {
                 let _ = tx.send(Ok(()));

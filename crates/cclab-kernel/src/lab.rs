@@ -9,6 +9,7 @@
 
 use crate::element::{self, ElementConfig, ElementShared, ElementStats};
 use crate::{sys, topo, KernelError};
+use cclab_results::trace::TraceWriter;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -37,7 +38,9 @@ pub struct Lab {
 impl Lab {
     /// Builds the namespaces, starts the element and routes the router's forwarded packets
     /// through it. Needs root; everything made so far is removed if a step fails.
-    pub fn create(cfg: LabConfig) -> Result<Lab, KernelError> {
+    /// The element writes `trace` (opened by the caller, so a file that cannot be written
+    /// stops the run before anything is made).
+    pub fn create(cfg: LabConfig, trace: Option<TraceWriter>) -> Result<Lab, KernelError> {
         crate::check_privileges()?;
         let mut topo = topo::Topology::create(&topo::TopoConfig {
             mtu: cfg.mtu,
@@ -46,7 +49,7 @@ impl Lab {
         topo.keep = cfg.keep_namespaces;
         let shared = Arc::new(ElementShared::new());
         let pin = cfg.element.pin;
-        let (handle, ready) = element::spawn(topo.rtr.clone(), cfg.element, shared.clone());
+        let (handle, ready) = element::spawn(topo.rtr.clone(), cfg.element, shared.clone(), trace);
         let mut lab = Lab {
             topo,
             shared,
@@ -54,13 +57,9 @@ impl Lab {
             steered: false,
         };
         ready.map_err(|e| {
-            if e.to_string().contains("trace") {
-                KernelError::Setup(e.to_string())
-            } else {
-                KernelError::Setup(format!(
-                    "cannot create the TUN device ({e}); is /dev/net/tun there?"
-                ))
-            }
+            KernelError::Setup(format!(
+                "cannot create the TUN device ({e}); is /dev/net/tun there?"
+            ))
         })?;
         lab.topo.route_through_tun(cfg.mtu)?;
         lab.steered = pin

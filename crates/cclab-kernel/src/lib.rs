@@ -61,6 +61,7 @@ pub use doctor::{doctor, DoctorReport, Feature};
 pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, namespaces_of, CleanReport, PREFIX};
 
+use cclab_results::trace::TraceWriter;
 use cclab_results::{FlowRecord, FlowSeries, LinkRecord, RunRecord, RunResult, TimeSeries};
 use cclab_scenario::Scenario;
 use std::fmt;
@@ -318,24 +319,32 @@ pub fn run_scenario_detailed(
         }
     }
 
+    let trace = opts
+        .trace
+        .as_ref()
+        .map(|p| TraceWriter::create(p, "kernel", &sc.name, sc.seed))
+        .transpose()
+        .map_err(|e| KernelError::Io(e.to_string()))?;
     let _signals = sys::SignalGuard::install();
-    let mut lab = lab::Lab::create(lab::LabConfig {
-        element: element::ElementConfig {
-            link: link.desc(),
-            seed: sc.seed,
-            group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
-            flow_group: plans.iter().map(|p| p.group).collect(),
-            timing: opts.timing,
-            realtime: opts.realtime,
-            mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
-            pin: opts.pin,
-            mss: link.mss,
-            trace: opts.trace.clone().map(|p| (p, sc.name.clone())),
+    let mut lab = lab::Lab::create(
+        lab::LabConfig {
+            element: element::ElementConfig {
+                link: link.desc(),
+                seed: sc.seed,
+                group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
+                flow_group: plans.iter().map(|p| p.group).collect(),
+                timing: opts.timing,
+                realtime: opts.realtime,
+                mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
+                pin: opts.pin,
+                mss: link.mss,
+            },
+            mtu,
+            group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
+            keep_namespaces: opts.keep_namespaces,
         },
-        mtu,
-        group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
-        keep_namespaces: opts.keep_namespaces,
-    })?;
+        trace,
+    )?;
     let pin = opts.pin;
     let steered = lab.steered();
     let el_shared = lab.element().clone();

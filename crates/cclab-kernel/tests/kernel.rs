@@ -395,18 +395,24 @@ fn wait_for_namespaces(pid: u32) -> bool {
     false
 }
 
-#[test]
-fn sigkill_then_clean_stale_leaves_nothing() {
-    let Some(_g) = lab("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else {
-        return;
-    };
-    let mut child = probe()
+/// A 30 s probe run in a child process, once it has built its lab.
+fn long_probe_run() -> (std::process::Child, u32) {
+    let child = probe()
         .args(["run", "--secs", "30", "--rate", "50e6", "--rtt-ms", "20"])
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     let pid = child.id();
     assert!(wait_for_namespaces(pid), "the run never built its lab");
+    (child, pid)
+}
+
+#[test]
+fn sigkill_then_clean_stale_leaves_nothing() {
+    let Some(_g) = lab("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else {
+        return;
+    };
+    let (mut child, pid) = long_probe_run();
     std::thread::sleep(Duration::from_millis(1500));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -436,13 +442,7 @@ fn clean_right_after_sigkill_removes_the_lab() {
     let Some(_g) = lab("clean_right_after_sigkill_removes_the_lab", &["cubic"]) else {
         return;
     };
-    let mut child = probe()
-        .args(["run", "--secs", "30", "--rate", "50e6", "--rtt-ms", "20"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(wait_for_namespaces(pid), "the run never built its lab");
+    let (mut child, pid) = long_probe_run();
     std::thread::sleep(Duration::from_millis(1000));
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
     let rep = clean_stale().unwrap();

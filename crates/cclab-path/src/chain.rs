@@ -66,38 +66,26 @@ impl<P: Packet> Chain<P> {
         obs: &mut Observer<'_, P>,
     ) -> bool {
         let mut whole = true;
-        // What goes on from one element to the next: the caller's buffer at first, then
-        // buffers of the chain's own (the caller's keeps its capacity for the next burst).
-        let mut held: Option<Vec<P>> = None;
-        for j in 0..=self.els.len() {
-            let cur: &mut Vec<P> = match held.as_mut() {
-                Some(h) => h,
-                None => &mut *burst,
-            };
+        // The burst moves through buffers of the chain's own; one of them goes back to the
+        // caller in its place, so a sender's buffer keeps its capacity from burst to burst.
+        let mut cur = std::mem::replace(burst, self.pool.pop().unwrap_or_default());
+        for j in 0..self.els.len() {
             if cur.is_empty() {
                 break;
             }
             if !whole {
                 cur.iter_mut().for_each(P::mark_burst_broken);
             }
-            if j == self.els.len() {
-                self.out.extend(cur.drain(..).map(|p| (now, p)));
-                break;
-            }
             self.advance(j, now, obs);
             let mut pass = self.pool.pop().unwrap_or_default();
-            let cur: &mut Vec<P> = match held.as_mut() {
-                Some(h) => h,
-                None => &mut *burst,
-            };
-            whole &= self.els[j].enqueue_burst(now, cur, &mut pass);
-            if let Some(h) = held.replace(pass) {
-                self.pool.push(h);
-            }
+            whole &= self.els[j].enqueue_burst(now, &mut cur, &mut pass);
+            self.pool.push(std::mem::replace(&mut cur, pass));
         }
-        if let Some(h) = held {
-            self.pool.push(h);
+        if !whole {
+            cur.iter_mut().for_each(P::mark_burst_broken);
         }
+        self.out.extend(cur.drain(..).map(|p| (now, p)));
+        self.pool.push(cur);
         whole
     }
 

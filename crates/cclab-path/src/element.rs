@@ -63,9 +63,6 @@ pub struct Departure<P> {
 
 /// One element of a path. See the module docs for the mapping onto `Qdisc_ops`.
 pub trait Element<P: Packet>: Send {
-    /// What kind of element this is (`"loss"`, `"droptail"`, `"delay"`).
-    fn kind(&self) -> &'static str;
-
     /// A packet arrives at `now`. An element that passes it on at once pushes it (or what is
     /// left of it) to `out`; one that holds it keeps it for [`Self::dequeue`]; a drop is
     /// counted and the packet is gone. The caller has taken out everything due before `now`.

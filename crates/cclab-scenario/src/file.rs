@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use cclab_core::cc::{ParamKind, ParamValue};
+use cclab_core::cc::{Param, ParamKind, ParamValue};
 use serde_json::{Map, Value};
 use toml::de::{DeTable, DeValue};
 
@@ -41,7 +41,7 @@ enum Kind {
     /// A time, or `"off"` (= 0).
     TimeOrOff,
     /// A controller parameter (`cc_params`), of the kind its registry entry declares.
-    Param(ParamKind),
+    Param(&'static Param),
 }
 
 impl Kind {
@@ -141,7 +141,7 @@ fn section_keys(s: Section, cat: &CcCatalog) -> Vec<(&'static str, Kind)> {
         Section::CcParams(_) => cat
             .all_params()
             .iter()
-            .map(|p| (p.name, Kind::Param(p.kind)))
+            .map(|p| (p.name, Kind::Param(p)))
             .collect(),
     }
 }
@@ -343,19 +343,12 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
             RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => Ok(Val::Ns(0)),
             _ => time_val(v, false, "time").map(Val::Ns),
         },
-        Kind::Param(pk) => {
-            let pv = match (pk, v) {
+        Kind::Param(spec) => {
+            let pv = match (spec.kind, v) {
                 (ParamKind::Bool, RawV::Bool(b)) => ParamValue::Bool(*b),
                 (ParamKind::Bool, _) => return wrong("true or false"),
                 (ParamKind::Int { .. }, RawV::Int(i)) => ParamValue::Int(*i),
                 (ParamKind::Int { .. }, _) => return wrong("a whole number"),
-            };
-            let spec = cclab_core::cc::Param {
-                name: "the value",
-                kind: pk,
-                default: pv,
-                unit: "",
-                help: "",
             };
             spec.check(pv).map(Val::Param).map_err(|m| (BadValue, m))
         }
@@ -964,7 +957,6 @@ impl ScenarioFile {
         let mut points = Vec::with_capacity(total);
         let mut choice = vec![0usize; axes.len()];
         for index in 0..total {
-            let _ = index;
             // Mixed-radix digits of `index`, last axis fastest.
             let mut rem = index;
             for (i, a) in axes.iter().enumerate().rev() {
@@ -1641,7 +1633,7 @@ fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry) -> Result<
             ctx,
             Section::CcParams(i),
             &pe.key,
-            Kind::Param(spec.kind),
+            Kind::Param(spec),
             &pe.node,
         )?;
     }

@@ -292,7 +292,7 @@ impl FlowSpec {
             format!(
                 "congestion control \"{}\" is not in the simulator (it has: {})",
                 self.cc,
-                cclab_core::cc::registry::names()
+                CcCatalog::simulator().list()
             )
         })?;
         c.resolve(self.cc_params.iter().map(|(k, v)| (k.as_str(), *v)))
@@ -385,15 +385,13 @@ impl Scenario {
         let h = &self.hosts;
         m.insert("hosts.latency".into(), secs(h.latency_ns));
         m.insert("hosts.jitter".into(), secs(h.jitter_ns));
+        // Hosts that never sleep: no wake-up delay, the default idle time.
         let w = h.wake.unwrap_or(WakeSpec {
             idle_ns: DEFAULT_WAKE_IDLE_NS,
             delay_ns: 0,
             shared_cpu: true,
         });
-        m.insert(
-            "hosts.wake".into(),
-            secs(if h.wake.is_some() { w.delay_ns } else { 0 }),
-        );
+        m.insert("hosts.wake".into(), secs(w.delay_ns));
         m.insert("hosts.wake_idle".into(), secs(w.idle_ns));
         m.insert("hosts.shared_cpu".into(), Value::from(w.shared_cpu));
         m.insert("hosts.hz".into(), Value::from(h.hz));

@@ -123,6 +123,21 @@ pub struct Simulation {
     trace: Option<TraceWriter>,
 }
 
+/// A data packet left element `j` of the path: the bottleneck's departures give the queueing
+/// delay and each flow's bytes through the bottleneck.
+fn left_element(
+    queue_hist: &mut Histogram,
+    flows: &mut [Flow],
+    bottleneck: usize,
+    j: usize,
+    d: &Departure<DataPkt>,
+) {
+    if j == bottleneck {
+        queue_hist.record(d.sojourn);
+        flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
+    }
+}
+
 /// Run a configuration to completion and return its record.
 pub fn run(cfg: &SimConfig) -> RunResult {
     let mut sim = Simulation::new(cfg.clone());
@@ -351,15 +366,9 @@ impl Simulation {
     fn data_path_event(&mut self) {
         let now = self.now;
         let (q, flows, b) = (&mut self.queue_hist, &mut self.flows, self.bottleneck);
-        self.data.pump(now, &mut |j, d: &Departure<DataPkt>| {
-            if j == b {
-                q.record(d.sojourn);
-                flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
-            }
-        });
-        while let Some((_, p)) = self.data.pop_output() {
-            self.deliver(p.flow as usize, p.seg);
-        }
+        self.data
+            .pump(now, &mut |j, d| left_element(q, flows, b, j, d));
+        self.deliver_outputs();
         let next = self.data.next_event();
         self.schedule(SLOT_DATA, next);
     }
@@ -390,17 +399,14 @@ impl Simulation {
             self.schedule(Self::slot(f, FWD), Some(t));
             return;
         }
-        let inbox = std::mem::take(&mut self.flows[f].inbox);
-        for seg in &inbox {
-            if let Some(ack) = self.flows[f].receiver.on_segment(now, seg) {
+        // (Taking segments in only sends ACKs: nothing reaches the inbox meanwhile.)
+        let mut inbox = std::mem::take(&mut self.flows[f].inbox);
+        for seg in inbox.drain(..) {
+            if let Some(ack) = self.flows[f].receiver.on_segment(now, &seg) {
                 self.send_ack(f, ack);
             }
         }
-        let mut inbox = inbox;
-        inbox.clear();
-        if self.flows[f].inbox.is_empty() {
-            self.flows[f].inbox = inbox;
-        }
+        self.flows[f].inbox = inbox;
         let t = self.flows[f].receiver.next_timeout();
         self.schedule(Self::slot(f, RCV), t);
     }
@@ -524,12 +530,12 @@ impl Simulation {
         }
         let (q, flows, b) = (&mut self.queue_hist, &mut self.flows, self.bottleneck);
         self.data
-            .enqueue_burst(now, burst, &mut |j, d: &Departure<DataPkt>| {
-                if j == b {
-                    q.record(d.sojourn);
-                    flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
-                }
-            });
+            .enqueue_burst(now, burst, &mut |j, d| left_element(q, flows, b, j, d));
+        self.deliver_outputs();
+    }
+
+    /// Segments that left the path reach their receivers.
+    fn deliver_outputs(&mut self) {
         while let Some((_, p)) = self.data.pop_output() {
             self.deliver(p.flow as usize, p.seg);
         }

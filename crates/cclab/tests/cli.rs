@@ -14,11 +14,17 @@ loss = [0, "1%"]
 cc = ["cubic", "bbr"]
 "#;
 
-#[test]
-fn json_matches_the_contract() {
-    let d = tmpdir("json");
+/// A fresh directory `name` holding `SMALL` as `s.toml`: (the directory, the file).
+fn small_scenario(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let d = tmpdir(name);
     let f = d.join("s.toml");
     std::fs::write(&f, SMALL).unwrap();
+    (d, f)
+}
+
+#[test]
+fn json_matches_the_contract() {
+    let (_, f) = small_scenario("json");
     let out = cclab()
         .args(["run", "--json", "-q"])
         .arg(&f)
@@ -75,9 +81,7 @@ fn json_matches_the_contract() {
 
 #[test]
 fn out_dir_set_and_seed() {
-    let d = tmpdir("out");
-    let f = d.join("s.toml");
-    std::fs::write(&f, SMALL).unwrap();
+    let (d, f) = small_scenario("out");
     let out_dir = d.join("res");
     let out = cclab()
         .args([
@@ -274,9 +278,7 @@ fn calibrate_against_stored_kernel_runs() {
 
 #[test]
 fn repeat_reports_median_and_range() {
-    let d = tmpdir("rep");
-    let f = d.join("s.toml");
-    std::fs::write(&f, SMALL).unwrap();
+    let (d, f) = small_scenario("rep");
     let out_dir = d.join("res");
     let out = cclab()
         .args([
@@ -326,9 +328,7 @@ fn repeat_reports_median_and_range() {
 /// the backend's settings and each path element's counters.
 #[test]
 fn results_record_what_shaped_the_run() {
-    let d = tmpdir("resolved");
-    let f = d.join("s.toml");
-    std::fs::write(&f, SMALL).unwrap();
+    let (_, f) = small_scenario("resolved");
     let out = cclab()
         .args([
             "run",
@@ -391,9 +391,7 @@ fn results_record_what_shaped_the_run() {
 /// be made is a one-line error.
 #[test]
 fn traces_come_from_a_flag() {
-    let d = tmpdir("trace");
-    let f = d.join("s.toml");
-    std::fs::write(&f, SMALL).unwrap();
+    let (d, f) = small_scenario("trace");
     let t = d.join("traces");
     let out = cclab()
         .args([
@@ -471,9 +469,7 @@ fn controllers_are_listed_and_checked() {
     );
     let help = cclab().args(["run", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("cc_params: hystart"));
-    let d = tmpdir("ccnames");
-    let f = d.join("s.toml");
-    std::fs::write(&f, SMALL).unwrap();
+    let (_, f) = small_scenario("ccnames");
     for (set, words) in [
         (
             "flows.cc=vegas",

@@ -42,7 +42,7 @@ pub enum ParamKind {
 }
 
 /// One parameter of a controller.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Param {
     pub name: &'static str,
     pub kind: ParamKind,
@@ -120,8 +120,7 @@ impl Controller {
         &'static self,
         given: impl IntoIterator<Item = (&'a str, ParamValue)>,
     ) -> Result<Params, String> {
-        let mut values: Vec<(&'static str, ParamValue)> =
-            self.params.iter().map(|p| (p.name, p.default)).collect();
+        let mut params = self.defaults();
         for (name, v) in given {
             let Some(p) = self.param(name) else {
                 return Err(format!(
@@ -131,14 +130,11 @@ impl Controller {
                 ));
             };
             let v = p.check(v)?;
-            if let Some(slot) = values.iter_mut().find(|(n, _)| *n == p.name) {
+            if let Some(slot) = params.values.iter_mut().find(|(n, _)| *n == p.name) {
                 slot.1 = v;
             }
         }
-        Ok(Params {
-            controller: self,
-            values,
-        })
+        Ok(params)
     }
 
     /// "its parameters: a, b" or "it takes no parameters".
@@ -230,21 +226,6 @@ pub fn find(name: &str) -> Option<&'static Controller> {
 /// The registered controller called `name` with its default parameters; `None` if unknown.
 pub fn by_name(name: &str) -> Option<Params> {
     find(name).map(Controller::defaults)
-}
-
-/// "reno (or newreno), cubic, bbr (or bbr1, bbrv1)": the known names for error messages.
-pub fn names() -> String {
-    super::CONTROLLERS
-        .iter()
-        .map(|c| {
-            if c.aliases.is_empty() {
-                c.name.to_string()
-            } else {
-                format!("{} (or {})", c.name, c.aliases.join(", "))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

@@ -93,10 +93,6 @@ impl<P> Delay<P> {
 }
 
 impl<P: Packet + Send> Element<P> for Delay<P> {
-    fn kind(&self) -> &'static str {
-        "delay"
-    }
-
     fn enqueue(&mut self, now: Nanos, pkt: P, _out: &mut Vec<P>) {
         let c = pkt.class().min(self.lines.len() - 1);
         let due = now + self.lines[c].delay();

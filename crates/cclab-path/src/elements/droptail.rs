@@ -119,10 +119,6 @@ impl<P: Packet> DropTail<P> {
 }
 
 impl<P: Packet + Send> Element<P> for DropTail<P> {
-    fn kind(&self) -> &'static str {
-        "droptail"
-    }
-
     fn enqueue(&mut self, now: Nanos, pkt: P, _out: &mut Vec<P>) {
         if pkt.segments() > 1
             && !self.fits(now, pkt.segment_wire_len() as u64, pkt.wire_len() as u64)

@@ -27,10 +27,6 @@ impl Bernoulli {
 }
 
 impl<P: Packet> Element<P> for Bernoulli {
-    fn kind(&self) -> &'static str {
-        "loss"
-    }
-
     fn enqueue(&mut self, _now: Nanos, pkt: P, out: &mut Vec<P>) {
         if pkt.loss_exempt() {
             out.push(pkt);
