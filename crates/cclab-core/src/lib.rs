@@ -10,12 +10,15 @@
 //! - [`receiver`]: cumulative ACK + SACK blocks, delayed ACKs, out-of-order reassembly.
 //! - [`cc`]: the congestion-control trait (shaped like Linux `tcp_congestion_ops`) and
 //!   NewReno, CUBIC and BBRv1.
+//! - [`host`]: the end hosts' settings (socket buffers and autotuning, initial receive
+//!   window, `rto_min`, restart after idle, `notsent_lowat`).
 //! - [`packet`]: the segment and ACK records exchanged between the two ends.
 //!
 //! Sequence numbers count *segments*, not bytes: segment `i` carries bytes
 //! `[i*mss, (i+1)*mss)` of the stream (the last one of a sized flow may be shorter).
 
 pub mod cc;
+pub mod host;
 pub mod packet;
 pub mod rangeset;
 pub mod rate;

@@ -24,6 +24,10 @@ pub struct Segment {
     /// The last segment of a TSO burst (the sender's segments between two of these left back
     /// to back); a receiver with GRO ACKs a burst that arrives whole once.
     pub burst_end: bool,
+    /// TCP timestamp echo (`TSecr`): the receiver's clock as stamped on the latest ACK the
+    /// sender had processed when it sent this segment; 0 before any. The receiver measures
+    /// its RTT from it (`tcp_rcv_rtt_measure_ts()`).
+    pub tsecr: Nanos,
 }
 
 impl Segment {
@@ -52,6 +56,10 @@ pub struct Ack {
     pub delayed: bool,
     /// Whether the segment that triggered this ACK was a duplicate (a D-SACK, RFC 2883).
     pub dsack: bool,
+    /// Receive window advertised, bytes beyond the cumulative ACK's byte position.
+    pub wnd: u64,
+    /// TCP timestamp value (`TSval`): the receiver's clock when it sent this ACK.
+    pub tsval: Nanos,
 }
 
 impl Ack {

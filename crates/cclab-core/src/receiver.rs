@@ -21,10 +21,20 @@
 //! With GRO ([`ReceiverConfig::gro`]) the decision is taken once per burst of segments that
 //! arrived together, as Linux takes it once per coalesced buffer.
 //!
+//! Receive window (see [`crate::host`] for the buffer model): the ACK advertises
+//! min(free buffer space, `rcv_ssthresh`), never moving the window's right edge back
+//! (`tcp_select_window()`); free space is the buffer's payload share less the out-of-order
+//! data held. `rcv_ssthresh` starts at the handshake's window and grows as above up to the
+//! window clamp, which follows the receive buffer as `tcp_rcv_space_adjust()` grows it once
+//! per receiver RTT. The receiver RTT comes from the timestamp each segment echoes
+//! (`tcp_rcv_rtt_measure_ts()`: millisecond timestamps, a new echo per sample, falls at
+//! once and rises with gain 1/8). The application reads every byte as soon as it is in order.
+//!
 //! SACK blocks (RFC 2018 as Linux builds them): the first block covers the most recently
 //! received segment; the others repeat the most recently reported blocks, up to
 //! [`MAX_SACK_BLOCKS`].
 
+use crate::host::{self, HostTcp};
 use crate::packet::{Ack, SackBlock, Segment, MAX_SACK_BLOCKS};
 use crate::rangeset::RangeSet;
 use crate::{Nanos, NS_PER_MS};
@@ -49,22 +59,18 @@ pub struct ReceiverConfig {
     /// Total bytes of a sized transfer, `None` for a bulk flow.
     pub size: Option<u64>,
     pub delayed_ack: bool,
-    /// The receiver's RTT estimate, used to size SACK compression. Linux measures it from
-    /// TCP timestamps (`rcv_rtt_est`); this model carries none, so the driver supplies it.
+    /// The path's RTT, used to size SACK compression (Linux takes it from `rcv_rtt_est`,
+    /// which for these paths is the same within a millisecond).
     pub rtt_hint: Nanos,
-    /// Largest receive window the receiver will open, bytes (Linux `window_clamp`, about
-    /// 1.25 x the socket buffer set by `SO_RCVBUF`). The window starts at 10 segments and
-    /// grows towards it (see the module docs).
-    pub window_clamp: u64,
+    /// The receiving host's settings: its receive buffer and initial window
+    /// ([`crate::host`]).
+    pub host: HostTcp,
     /// Generic receive offload: the segments of one sender burst that arrive in order, back to
     /// back, are taken in as one buffer and ACKed once, at the burst's last segment (Linux
     /// runs the ACK decision once per GRO buffer). Fast links only: below a few hundred
     /// Mbit/s a host's receive polls see packets one at a time.
     pub gro: bool,
 }
-
-/// Initial receive window, segments (`TCP_INIT_CWND` x advmss in `tcp_init_buffer_space()`).
-pub const INIT_RCV_WND_SEGS: u64 = 10;
 
 #[derive(Debug)]
 pub struct Receiver {
@@ -91,13 +97,59 @@ pub struct Receiver {
     delivered_bytes: u64,
     /// Time the last byte of a sized transfer arrived.
     completed_at: Option<Nanos>,
+    /// Receive buffer, bytes (`sk_rcvbuf`).
+    rcvbuf: u64,
+    /// Largest window the receiver will offer (`window_clamp`).
+    window_clamp: u64,
+    /// Payload share of the buffer, 1/256 (`scaling_ratio`).
+    scaling_ratio: u64,
+    /// Right edge of the last advertised window, bytes, and that window (`rcv_wnd`).
+    rcv_wnd_end: u64,
+    rcv_wnd: u64,
+    /// Segments held out of order.
+    ooo_segs: u64,
+    /// `rcvq_space`: bytes read in the last measured RTT, the byte count and time it began.
+    rcvq_space: u64,
+    rcvq_seq: u64,
+    rcvq_time: Nanos,
+    /// Receiver RTT, us x 8 (`rcv_rtt_est.rtt_us`); 0 before a sample.
+    rcv_rtt_us8: u64,
+    /// The echo the last RTT sample came from (`rcv_rtt_last_tsecr`).
+    last_tsecr: Nanos,
+    /// Time of the event being handled (stamps the ACK's `tsval`).
+    now: Nanos,
 }
 
 impl Receiver {
     pub fn new(cfg: ReceiverConfig) -> Self {
-        let rcv_ssthresh = (INIT_RCV_WND_SEGS * cfg.mss as u64).min(cfg.window_clamp);
+        // `tcp_select_initial_window()` then `tcp_init_buffer_space()`: the handshake offers
+        // the buffer's share at the default ratio; the clamp keeps one segment in reserve.
+        let advmss = cfg.mss as u64;
+        let rcvbuf = cfg.host.initial_rcvbuf();
+        let rcv_wnd = cfg.host.initial_rcv_wnd(cfg.mss);
+        let maxwin = host::win_from_space(rcvbuf, host::DEFAULT_SCALING_RATIO);
+        let mut window_clamp = maxwin;
+        if window_clamp > 2 * advmss && window_clamp + advmss > maxwin {
+            window_clamp = (2 * advmss).max(maxwin - advmss);
+        }
+        let rcv_ssthresh = rcv_wnd.min(window_clamp);
+        let rcvq_space = rcv_ssthresh
+            .min(rcv_wnd)
+            .min(host::INIT_SPACE_SEGS * advmss);
         Receiver {
             rcv_ssthresh,
+            rcvbuf,
+            window_clamp,
+            scaling_ratio: host::DEFAULT_SCALING_RATIO,
+            rcv_wnd_end: rcv_wnd,
+            rcv_wnd,
+            ooo_segs: 0,
+            rcvq_space,
+            rcvq_seq: 0,
+            rcvq_time: 0,
+            rcv_rtt_us8: 0,
+            last_tsecr: 0,
+            now: 0,
             got_data: false,
             cfg,
             rcv_nxt: 0,
@@ -137,6 +189,12 @@ impl Receiver {
         self.completed_at
     }
 
+    /// The window last advertised, bytes past `rcv_nxt` at the time (before any data: the
+    /// handshake's window, which the sender starts from).
+    pub fn advertised_window(&self) -> u64 {
+        self.rcv_wnd
+    }
+
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
@@ -146,9 +204,107 @@ impl Receiver {
         self.rcv_ssthresh
     }
 
-    /// `tcp_incr_quickack()`: at least min(window / 2 segments, 16) quick ACKs.
+    /// The receive buffer, bytes (`sk_rcvbuf`).
+    pub fn rcvbuf(&self) -> u64 {
+        self.rcvbuf
+    }
+
+    /// The largest window the receiver will offer now, bytes (`window_clamp`).
+    pub fn window_clamp(&self) -> u64 {
+        self.window_clamp
+    }
+
+    /// The receiver's RTT estimate (`rcv_rtt_est`), if it has one.
+    pub fn rcv_rtt(&self) -> Option<Nanos> {
+        (self.rcv_rtt_us8 > 0).then(|| (self.rcv_rtt_us8 >> 3) * 1000)
+    }
+
+    /// `tcp_space()`: the window the free part of the buffer backs, bytes.
+    fn free_space(&self) -> u64 {
+        host::win_from_space(self.rcvbuf, self.scaling_ratio)
+            .saturating_sub(self.ooo_segs * self.cfg.mss as u64)
+    }
+
+    /// `tcp_rcv_rtt_measure_ts()` + `tcp_rcv_rtt_update()`: one sample per new echo, from a
+    /// full-sized segment; timestamps tick in milliseconds.
+    fn rtt_measure(&mut self, now: Nanos, seg: &Segment) {
+        if seg.tsecr == 0 || seg.tsecr == self.last_tsecr {
+            return;
+        }
+        self.last_tsecr = seg.tsecr;
+        if seg.len < self.cfg.mss {
+            return;
+        }
+        let delta_ms = (now / NS_PER_MS)
+            .saturating_sub(seg.tsecr / NS_PER_MS)
+            .max(1);
+        let sample = delta_ms * 1000;
+        let old = self.rcv_rtt_us8;
+        self.rcv_rtt_us8 = if old == 0 || sample << 3 < old {
+            sample << 3
+        } else {
+            old - (old >> 3) + sample
+        };
+    }
+
+    /// `tcp_rcv_space_adjust()`: the application read up to `delivered_bytes`; once per
+    /// receiver RTT, a buffer for twice (and in slow start four times) what it read.
+    fn rcv_space_adjust(&mut self, now: Nanos) {
+        if self.rcv_rtt_us8 == 0 {
+            return;
+        }
+        if (now.saturating_sub(self.rcvq_time)) / 1000 < self.rcv_rtt_us8 >> 3 {
+            return;
+        }
+        let copied = self.delivered_bytes - self.rcvq_seq;
+        if copied > self.rcvq_space {
+            self.rcvbuf_grow(copied);
+        }
+        self.rcvq_seq = self.delivered_bytes;
+        self.rcvq_time = now;
+    }
+
+    /// `tcp_rcvbuf_grow()`.
+    fn rcvbuf_grow(&mut self, newval: u64) {
+        let old = self.rcvq_space.max(1);
+        self.rcvq_space = newval;
+        if self.cfg.host.rcvbuf.is_some() {
+            return;
+        }
+        let mut rcvwin = newval << 1;
+        rcvwin += (rcvwin * newval.saturating_sub(old) / old) << 1;
+        if let Some(last) = self.ooo.iter().last() {
+            rcvwin += self.bytes_below(last.end) - self.bytes_below(self.rcv_nxt);
+        }
+        let rcvbuf =
+            host::space_from_win(rcvwin, self.scaling_ratio).min(self.cfg.host.tcp_rmem[2]);
+        if rcvbuf > self.rcvbuf {
+            self.rcvbuf = rcvbuf;
+            self.window_clamp = host::win_from_space(rcvbuf, self.scaling_ratio);
+        }
+    }
+
+    /// `tcp_select_window()`: the window to advertise now, bytes past `rcv_nxt`; the right
+    /// edge never moves back.
+    fn select_window(&mut self) -> u64 {
+        let mss = self.cfg.mss as u64;
+        let allowed = host::win_from_space(self.rcvbuf, self.scaling_ratio);
+        let full = self.window_clamp.min(allowed);
+        let mut free = self.free_space();
+        if free < full / 2 && (free < allowed / 16 || free < mss) {
+            free = 0;
+        }
+        let left = self.bytes_below(self.rcv_nxt);
+        let cur = self.rcv_wnd_end.saturating_sub(left);
+        let wnd = free.min(self.rcv_ssthresh).max(cur);
+        self.rcv_wnd_end = left + wnd;
+        self.rcv_wnd = wnd;
+        wnd
+    }
+
+    /// `tcp_incr_quickack()`: at least min(advertised window / 2 segments, 16) quick ACKs.
     fn incr_quickack(&mut self) {
-        let q = (self.rcv_ssthresh / (2 * self.cfg.mss as u64))
+        let q = (self.rcv_wnd / (2 * self.cfg.mss as u64))
             .max(2)
             .min(MAX_QUICKACKS as u64) as u32;
         self.quickacks = self.quickacks.max(q);
@@ -157,17 +313,22 @@ impl Receiver {
     /// `tcp_grow_window()` for one arriving segment of new data: open the window by two
     /// segments while below the clamp, and ACK this segment at once.
     fn grow_window(&mut self) {
-        if self.rcv_ssthresh < self.cfg.window_clamp {
-            let incr = 2 * self.cfg.mss as u64;
-            self.rcv_ssthresh = (self.rcv_ssthresh + incr).min(self.cfg.window_clamp);
+        let room = self
+            .window_clamp
+            .min(self.free_space())
+            .saturating_sub(self.rcv_ssthresh);
+        if room > 0 {
+            self.rcv_ssthresh += room.min(2 * self.cfg.mss as u64);
             self.quickacks |= 1;
         }
     }
 
     /// A data segment arrived at `now`. Returns the ACK to send now, if any.
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) -> Option<Ack> {
+        self.now = now;
         let mut ack_now = false;
         let mut dup = false;
+        self.rtt_measure(now, seg);
         if seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq) {
             // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
             self.incr_quickack();
@@ -175,8 +336,11 @@ impl Receiver {
             dup = true;
         } else if seg.seq == self.rcv_nxt {
             if !self.got_data {
-                // The first data segment starts the delayed-ACK engine in quick-ACK mode.
+                // The first data segment starts the delayed-ACK engine in quick-ACK mode,
+                // and measures the buffer's payload share (`tcp_measure_rcv_mss()`).
                 self.got_data = true;
+                self.scaling_ratio = host::SCALING_RATIO;
+                self.window_clamp = host::win_from_space(self.rcvbuf, self.scaling_ratio);
                 self.incr_quickack();
             }
             self.grow_window();
@@ -189,12 +353,17 @@ impl Receiver {
                     }
                 }
                 self.ooo.remove_below(self.rcv_nxt);
+                self.ooo_segs = self.ooo.iter().map(|r| r.end - r.start).sum();
                 ack_now = true;
             }
             self.delivered_bytes = self.bytes_below(self.rcv_nxt);
+            self.rcv_space_adjust(now);
         } else {
             self.grow_window();
             self.ooo.insert(seg.seq..seg.seq + 1);
+            self.ooo_segs += 1;
+            // `tcp_data_queue_ofo()`: the buffer makes room for the out-of-order span.
+            self.rcvbuf_grow(self.rcvq_space);
             if let Some(r) = self.ooo.range_containing(seg.seq) {
                 self.recent.retain(|s| !r.contains(s));
             }
@@ -260,6 +429,7 @@ impl Receiver {
 
     /// Timer expiry: returns the held ACK if one is due.
     pub fn on_timeout(&mut self, now: Nanos) -> Option<Ack> {
+        self.now = now;
         match self.next_timeout() {
             Some(t) if t <= now => {
                 let delayed = self.comp_deadline.is_none();
@@ -275,12 +445,15 @@ impl Receiver {
         self.compressed_acks = 0;
         self.rcv_wup = self.rcv_nxt;
         self.quickacks = self.quickacks.saturating_sub(1);
+        let wnd = self.select_window();
         let mut ack = Ack {
             cum: self.rcv_nxt,
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sack: 0,
             delayed,
             dsack,
+            wnd,
+            tsval: self.now,
         };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
@@ -319,23 +492,34 @@ mod tests {
             retrans: false,
             sent_ns: 0,
             burst_end: true,
+            tsecr: 0,
         }
     }
 
     /// A receiver whose window is already at its clamp (no growth).
     fn rx(size: Option<u64>) -> Receiver {
-        rx_clamp(size, INIT_RCV_WND_SEGS * 1000)
+        rx_clamp(size, 10 * 1000)
     }
 
+    /// A receiver that offers 10 segments and may open to `window_clamp` (a fixed
+    /// `SO_RCVBUF` whose payload share is the clamp).
     fn rx_clamp(size: Option<u64>, window_clamp: u64) -> Receiver {
-        Receiver::new(ReceiverConfig {
+        let rcvbuf = host::space_from_win(window_clamp, host::SCALING_RATIO);
+        let mut r = Receiver::new(ReceiverConfig {
             mss: 1000,
             size,
             delayed_ack: true,
             rtt_hint: 100 * NS_PER_MS,
-            window_clamp,
+            host: HostTcp {
+                rcvbuf: Some(rcvbuf / 2),
+                ..HostTcp::default()
+            },
             gro: false,
-        })
+        });
+        r.rcv_ssthresh = window_clamp.min(10_000);
+        r.rcv_wnd = r.rcv_ssthresh;
+        r.rcv_wnd_end = r.rcv_wnd;
+        r
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Linux does it: the mean deviation `mdev` moves with gain 1/4, but only 1/32 when the RTT
 //! falls (so a sudden improvement does not shrink the timeout at once); `rttvar` follows the
 //! largest `4 x mdev` seen in the current round trip, never below `rto_min` (200 ms,
-//! `TCP_RTO_MIN`), and decays a quarter of the way towards it once per round trip.
+//! `TCP_RTO_MIN`, unless the route sets `rto_min`: [`RttEstimator::with_rto_min`]), and decays a quarter of the way towards it once per round trip.
 //! `RTO = srtt + rttvar`, capped at 120 s (`TCP_RTO_MAX`), 1 s before the first sample
 //! (`TCP_TIMEOUT_INIT`), doubled on every expiry. The windowed minimum RTT is kept over 300 s
 //! like `tcp_min_rtt()` (`sysctl_tcp_min_rtt_wlen`).
@@ -18,7 +18,6 @@ pub const RTO_MAX: Nanos = 120 * NS_PER_SEC;
 pub const RTO_INIT: Nanos = NS_PER_SEC;
 /// Window of the min-RTT filter, us (Linux `tcp_min_rtt_wlen` = 300 s).
 pub const MIN_RTT_WIN_US: u64 = 300_000_000;
-const RTO_MIN_US: i64 = (RTO_MIN / 1000) as i64;
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
@@ -35,6 +34,8 @@ pub struct RttEstimator {
     backoff: u32,
     min_rtt: WindowedFilter,
     latest: Nanos,
+    /// The timeout's lower bound, us (`tcp_rto_min_us()`).
+    rto_min_us: i64,
 }
 
 impl Default for RttEstimator {
@@ -45,7 +46,13 @@ impl Default for RttEstimator {
 
 impl RttEstimator {
     pub fn new() -> Self {
+        Self::with_rto_min(RTO_MIN)
+    }
+
+    /// An estimator whose timeout never falls below `rto_min` (the route's `rto_min`).
+    pub fn with_rto_min(rto_min: Nanos) -> Self {
         RttEstimator {
+            rto_min_us: (rto_min / 1000).max(1) as i64,
             srtt8: 0,
             mdev4: 0,
             mdev_max: 0,
@@ -65,7 +72,7 @@ impl RttEstimator {
         if self.srtt8 == 0 {
             self.srtt8 = (m_us << 3).max(1);
             self.mdev4 = m_us << 1; // so that RTO starts at 3 x RTT
-            self.rttvar = self.mdev4.max(RTO_MIN_US);
+            self.rttvar = self.mdev4.max(self.rto_min_us);
             self.mdev_max = self.rttvar;
             self.rtt_seq = snd_nxt;
             return;
@@ -94,7 +101,7 @@ impl RttEstimator {
                 self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
             }
             self.rtt_seq = snd_nxt;
-            self.mdev_max = RTO_MIN_US;
+            self.mdev_max = self.rto_min_us;
         }
     }
 
@@ -107,6 +114,10 @@ impl RttEstimator {
 
     pub fn has_sample(&self) -> bool {
         self.srtt8 != 0
+    }
+    /// The timeout's lower bound, ns.
+    pub fn rto_min(&self) -> Nanos {
+        self.rto_min_us as u64 * 1000
     }
     /// Smoothed RTT, ns.
     pub fn srtt(&self) -> Nanos {

@@ -59,16 +59,30 @@
 //! repaired a loss (no D-SACK), the window is reduced as for a loss (Linux
 //! `tcp_process_tlp_ack()`).
 //!
+//! The hosts ([`crate::host`]): new data goes out only inside the receive window the last
+//! ACKs advertised (`tcp_snd_wnd_test()`) and only once the application has written it.
+//! The application writes whenever the send buffer has room: it fills the buffer (written
+//! and unacknowledged bytes up to `sk_sndbuf`, unsent bytes below `notsent_lowat`), then
+//! waits until a third of the buffer is free (or unsent data is below half of
+//! `notsent_lowat`). A write that finds nothing unsent marks the connection
+//! application-limited (`tcp_rate_check_app_limited()` in `tcp_sendmsg()`). The buffer
+//! expands with cwnd (`tcp_sndbuf_expand()`) up to `tcp_wmem[2]`. After an idle period
+//! longer than the RTO, a controller without `cong_control` restarts from the initial window
+//! (`tcp_slow_start_after_idle_check()`). Each segment echoes the receiver's latest
+//! timestamp (`tsecr`), from which the receiver measures its RTT.
+//!
 //! Not modelled (documented differences from Linux): F-RTO and DSACK/timestamp-based undo of
-//! spurious recoveries, receive-window and socket-buffer limits (the receiver buffer is
-//! unbounded), slow-start-after-idle cwnd restart, the merging of retransmitted TSO
-//! buffers (`tcp_retrans_try_collapse()`).
+//! spurious recoveries, the memory overhead of each buffer beyond its payload in the send
+//! buffer (about 1 KB per TSO buffer: 2% at 64 KB), zero-window probes (the model's receiver
+//! never closes its window with nothing in flight), the merging of retransmitted TSO buffers
+//! (`tcp_retrans_try_collapse()`).
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpState};
+use crate::host::{self, HostTcp};
 use crate::packet::{Ack, Segment};
 use crate::rangeset::RangeSet;
 use crate::rate::{RateSampler, TxRecord};
-use crate::rtt::{RttEstimator, RTO_MIN};
+use crate::rtt::RttEstimator;
 use crate::{Nanos, NS_PER_SEC};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -93,6 +107,12 @@ pub struct SenderConfig {
     /// The host kernel's `CONFIG_HZ` ([`TcpState::hz`]): the TLP and RACK timers are armed
     /// in whole jiffies and fire on a tick, as Linux's `icsk` timers do.
     pub hz: u32,
+    /// The sending host's settings: send buffer, `rto_min`, restart after idle,
+    /// `notsent_lowat` ([`crate::host`]).
+    pub host: HostTcp,
+    /// The receive window the peer offered in its handshake, bytes (its
+    /// [`crate::receiver::Receiver::advertised_window`] before any data).
+    pub peer_init_wnd: u64,
 }
 
 impl Default for SenderConfig {
@@ -104,6 +124,8 @@ impl Default for SenderConfig {
             pacing: None,
             tso: true,
             hz: crate::cc::DEFAULT_HZ,
+            host: HostTcp::default(),
+            peer_init_wnd: HostTcp::default().initial_rcv_wnd(1448),
         }
     }
 }
@@ -135,6 +157,8 @@ pub struct SenderStats {
     pub bursts: u64,
     /// Bursts by size: `burst_segs[n]` bursts of n segments (n >= 64 in the last slot).
     pub burst_segs: Vec<u64>,
+    /// Congestion-window restarts after idle (`tcp_cwnd_restart()`).
+    pub idle_restarts: u64,
     /// Segments in the burst being sent.
     cur_burst: u32,
 }
@@ -227,6 +251,18 @@ pub struct Sender {
     deferred: bool,
     started: bool,
     stats: SenderStats,
+    /// Right edge of the receive window, bytes (`snd_una` + `snd_wnd`).
+    snd_wnd_end: u64,
+    /// The peer's latest timestamp (`ts_recent`), echoed on every segment.
+    ts_recent: Nanos,
+    /// The send buffer, bytes (`sk_sndbuf`).
+    sndbuf: u64,
+    /// Segments the application has written so far (`write_seq`).
+    app_written: u64,
+    /// The application waits for buffer space (`SOCK_NOSPACE`).
+    app_blocked: bool,
+    /// An ACK freed buffer space since the last write (`SOCK_QUEUE_SHRUNK`).
+    queue_shrunk: bool,
 }
 
 impl Sender {
@@ -235,11 +271,14 @@ impl Sender {
         tp.hz = cfg.hz.max(1);
         let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
         let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
+        let rtt = RttEstimator::with_rto_min(cfg.host.rto_min);
+        let snd_wnd_end = cfg.peer_init_wnd;
+        let sndbuf = cfg.host.initial_sndbuf();
         Sender {
             cfg,
             tp,
             cc,
-            rtt: RttEstimator::new(),
+            rtt,
             rate: RateSampler::new(),
             pacing,
             total_segs,
@@ -268,6 +307,12 @@ impl Sender {
             deferred: false,
             started: false,
             stats: SenderStats::default(),
+            snd_wnd_end,
+            ts_recent: 0,
+            sndbuf,
+            app_written: 0,
+            app_blocked: false,
+            queue_shrunk: false,
         }
     }
 
@@ -321,7 +366,117 @@ impl Sender {
             self.started = true;
             self.tp.pacing_rate = u64::MAX;
             self.cc.init(&mut self.tp);
+            // `tcp_init_buffer_space()`: the send buffer is sized for the initial window.
+            self.sndbuf_expand();
         }
+    }
+
+    /// The send buffer, bytes (`sk_sndbuf`).
+    pub fn sndbuf(&self) -> u64 {
+        self.sndbuf
+    }
+
+    /// The receive window the peer last advertised, bytes past `snd_una`.
+    pub fn snd_wnd(&self) -> u64 {
+        self.snd_wnd_end
+            .saturating_sub(self.tp.snd_una * self.cfg.mss as u64)
+    }
+
+    /// `tcp_sndbuf_expand()`: room for `2 x max(10, cwnd, reordering + 1)` segments (3 x
+    /// for controllers that ask, as BBR does), up to `tcp_wmem[2]`; never with `SO_SNDBUF`.
+    fn sndbuf_expand(&mut self) {
+        if self.cfg.host.sndbuf.is_some() {
+            return;
+        }
+        let segs = (self.tp.snd_cwnd as u64).max(10).max(DUPTHRESH as u64 + 1);
+        let want = self.cc.sndbuf_expand() as u64 * segs * host::sndbuf_per_mss(self.cfg.mss);
+        self.sndbuf = self.sndbuf.max(want.min(self.cfg.host.tcp_wmem[2]));
+    }
+
+    /// The last segment (exclusive) the receive window lets the sender send.
+    fn wnd_limit(&self) -> u64 {
+        let mss = self.cfg.mss as u64;
+        match (self.cfg.size, self.total_segs) {
+            (Some(size), Some(t)) if self.snd_wnd_end >= size => t,
+            _ => self.snd_wnd_end / mss,
+        }
+    }
+
+    /// Whether the writer would be woken now (`sk_stream_is_writeable()`): a third of the
+    /// buffer free, and unsent data below half of `notsent_lowat`.
+    fn writable(&self) -> bool {
+        let mss = self.cfg.mss as u64;
+        let queued = (self.app_written - self.tp.snd_una) * mss;
+        let notsent = self.app_written.saturating_sub(self.tp.snd_nxt) * mss;
+        self.sndbuf.saturating_sub(queued) >= queued / 2
+            && self.cfg.host.notsent_lowat.is_none_or(|l| notsent << 1 < l)
+    }
+
+    /// The application writes what the send buffer takes (see the module docs).
+    fn app_write(&mut self, now: Nanos) {
+        let total = self.total_segs.unwrap_or(u64::MAX);
+        if self.queue_shrunk {
+            // `tcp_check_space()` -> `tcp_new_space()`: after the push that follows an ACK,
+            // a waiting writer gets a bigger buffer if the sender is not cwnd-limited.
+            self.queue_shrunk = false;
+            if self.app_blocked {
+                let sendable = self
+                    .app_written
+                    .min(self.wnd_limit())
+                    .saturating_sub(self.tp.snd_nxt);
+                if (self.tp.packets_in_flight() as u64 + sendable) < self.tp.snd_cwnd as u64 {
+                    self.sndbuf_expand();
+                }
+            }
+        }
+        if self.app_written >= total || (self.app_blocked && !self.writable()) {
+            return;
+        }
+        let mss = self.cfg.mss as u64;
+        let by_buf = self.tp.snd_una + (self.sndbuf / mss).max(1);
+        let by_lowat = self
+            .cfg
+            .host
+            .notsent_lowat
+            .map_or(u64::MAX, |l| self.tp.snd_nxt + l.div_ceil(mss));
+        let target = by_buf.min(by_lowat).min(total);
+        if target > self.app_written {
+            if self.app_written <= self.tp.snd_nxt {
+                // `tcp_sendmsg()` found nothing unsent.
+                if self.tp.packets_out == 0 {
+                    self.restart_after_idle(now);
+                }
+                self.check_app_limited();
+            }
+            self.app_written = target;
+        }
+        self.app_blocked = self.app_written < total;
+    }
+
+    /// `tcp_slow_start_after_idle_check()` / `tcp_cwnd_restart()`: idle for longer than the
+    /// RTO, the window halves per RTO idle, down to the initial window.
+    fn restart_after_idle(&mut self, now: Nanos) {
+        let Some(last) = self.last_tx_ns else { return };
+        if !self.cfg.host.slow_start_after_idle || self.model_based {
+            return;
+        }
+        let rto = self.rtt.rto();
+        let mut idle = now.saturating_sub(last);
+        if idle <= rto {
+            return;
+        }
+        let restart = self.cfg.init_cwnd.max(1).min(self.tp.snd_cwnd);
+        self.tp.snd_ssthresh = self.tp.snd_ssthresh.max(
+            // `tcp_current_ssthresh()`: 3/4 of cwnd when not in a reduction.
+            (self.tp.snd_cwnd >> 1).max(self.tp.snd_cwnd - (self.tp.snd_cwnd >> 2)),
+        );
+        let mut cwnd = self.tp.snd_cwnd;
+        while idle > rto && cwnd > restart {
+            idle -= rto;
+            cwnd >>= 1;
+        }
+        self.tp.snd_cwnd = cwnd.max(restart);
+        self.stats.idle_restarts += 1;
     }
 
     fn seg_len(&self, seq: u64) -> u32 {
@@ -334,11 +489,15 @@ impl Sender {
         }
     }
 
+    /// Whether new data may go now: written by the application and inside the receive
+    /// window.
     fn has_new_data(&self) -> bool {
-        match self.total_segs {
-            Some(t) => self.tp.snd_nxt < t,
-            None => true,
-        }
+        self.tp.snd_nxt < self.app_written.min(self.wnd_limit())
+    }
+
+    /// Whether the application has more to write, ever.
+    fn app_has_more(&self) -> bool {
+        self.total_segs.is_none_or(|t| self.tp.snd_nxt < t)
     }
 
     fn idx(&self, seq: u64) -> usize {
@@ -353,9 +512,12 @@ impl Sender {
         if let Some(p) = self.pending_probe.take() {
             return Some(p);
         }
+        self.app_write(now);
         let have_retrans = !self.lost_pending.is_empty();
         if !have_retrans && !self.has_new_data() {
-            self.check_app_limited();
+            if !self.app_has_more() {
+                self.check_app_limited();
+            }
             return None;
         }
         if self.tp.packets_in_flight() >= self.tp.snd_cwnd {
@@ -375,6 +537,10 @@ impl Sender {
                     // min(quota, tso segs) of it; new data goes in bursts of its own.
                     self.burst_left = quota.min(goal).min(self.lost_run());
                 } else {
+                    // `tcp_snd_wnd_test()` / `tcp_mss_split_point()`: new data stays inside
+                    // the receive window.
+                    let wnd_quota = (self.wnd_limit() - self.tp.snd_nxt).min(u32::MAX as u64);
+                    let quota = quota.min(wnd_quota as u32);
                     if self.tso_should_defer(now, quota, goal) {
                         self.cwnd_validate(true);
                         self.deferred = true;
@@ -488,6 +654,7 @@ impl Sender {
             retrans,
             sent_ns: now,
             burst_end: false,
+            tsecr: self.ts_recent,
         }
     }
 
@@ -542,8 +709,9 @@ impl Sender {
         if self.last_tx_ns.is_none() || now > wstamp + TSO_DEFER_NS {
             return false;
         }
-        // At least a third of cwnd may go: send it.
-        if quota as u64 * 3 >= self.tp.snd_cwnd as u64 {
+        // At least a third of min(cwnd, receive window) may go: send it.
+        let wnd_segs = self.snd_wnd() / self.cfg.mss as u64;
+        if quota as u64 * 3 >= (self.tp.snd_cwnd as u64).min(wnd_segs) {
             return false;
         }
         // When is the ACK of the oldest outstanding segment due?
@@ -690,7 +858,7 @@ impl Sender {
         let mut timeout = if self.rtt.has_sample() {
             let two_srtt = (2 * self.rtt.srtt()).div_ceil(tick);
             if self.tp.packets_out == 1 {
-                two_srtt + RTO_MIN.div_ceil(tick)
+                two_srtt + self.rtt.rto_min().div_ceil(tick)
             } else {
                 two_srtt + TIMEOUT_MIN_JIFFIES
             }
@@ -788,6 +956,15 @@ impl Sender {
         if ack.cum > self.tp.snd_nxt {
             return out; // acknowledges data never sent: ignore
         }
+        // The window and the timestamp (`tcp_ack_update_window()`, `tcp_store_ts_recent()`):
+        // the right edge only moves forward, even if ACKs arrive out of order.
+        let mss = self.cfg.mss as u64;
+        let cum_bytes = match self.cfg.size {
+            Some(size) => (ack.cum * mss).min(size),
+            None => ack.cum * mss,
+        };
+        self.snd_wnd_end = self.snd_wnd_end.max(cum_bytes + ack.wnd);
+        self.ts_recent = self.ts_recent.max(ack.tsval);
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_una = self.tp.snd_una;
         let lost_before = self.tp.lost;
@@ -847,6 +1024,7 @@ impl Sender {
             }
         }
         let una_advanced = self.tp.snd_una > prior_una;
+        self.queue_shrunk |= una_advanced;
 
         // 2. RTT (`tcp_ack_update_rtt()`): the cumulative part gives a sample only if it covers
         // no retransmitted data (Karn); SACKed segments give one too. srtt uses the oldest
@@ -1253,6 +1431,8 @@ mod tests {
             n_sack: 0,
             delayed: false,
             dsack: false,
+            wnd: 1 << 30,
+            tsval: 0,
         }
     }
 

@@ -73,14 +73,12 @@ impl Backend for KernelBackend {
         );
         s.insert("kernel.element_pinned".into(), json!(opts.pin));
         s.insert("kernel.rps_steered".into(), json!(run.steered));
-        s.insert(
-            "kernel.socket_buffer_bytes".into(),
-            Value::Array(
-                (0..sc.flows.len())
-                    .map(|g| json!(sc.socket_buffer_bytes(g)))
-                    .collect(),
-            ),
-        );
+        // What the lab applied in the hosts' namespaces (sysctl = value).
+        let applied: serde_json::Map<String, Value> = crate::topo::host_sysctls(&sc.hosts.tcp)
+            .into_iter()
+            .map(|(_, k, v)| (k.to_string(), json!(v)))
+            .collect();
+        s.insert("kernel.host_sysctls".into(), Value::Object(applied));
         s.insert("kernel.cc_used".into(), json!(run.cc_used));
         if let Ok(rel) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
             s.insert("kernel.release".into(), json!(rel.trim()));

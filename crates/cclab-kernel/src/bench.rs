@@ -54,6 +54,7 @@ pub fn element_capacity(
     let topo = topo::Topology::create(&topo::TopoConfig {
         mtu: PKT as u32,
         group_init_cwnd: vec![10],
+        host: Default::default(),
     })?;
     let mut points = Vec::new();
     for &rate in rates_bps {
@@ -255,6 +256,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
     let topo = topo::Topology::create(&topo::TopoConfig {
         mtu: PKT as u32,
         group_init_cwnd: vec![10],
+        host: Default::default(),
     })?;
     let el_shared = Arc::new(ElementShared::new());
     let mut cfg = bench_element(rtt_ns, vec![], timing, ElementMode::Segments);
@@ -417,6 +419,7 @@ pub fn tcp_capacity_point(
     let topo = topo::Topology::create(&topo::TopoConfig {
         mtu: PKT as u32,
         group_init_cwnd: vec![10],
+        host: Default::default(),
     })?;
     let el_shared = Arc::new(ElementShared::new());
     let cfg = bench_element(rtt_ns, vec![0], timing, mode);

@@ -22,6 +22,8 @@ pub struct LabConfig {
     pub mtu: u32,
     /// `initcwnd` of the routes to each flow group's receiver address.
     pub group_init_cwnd: Vec<u32>,
+    /// The end hosts' TCP settings (sysctls and route attributes in their namespaces).
+    pub host: cclab_core::host::HostTcp,
     /// Leave the namespaces in place when the lab is dropped (debugging; `cclab lab clean`
     /// removes them).
     pub keep_namespaces: bool,
@@ -45,6 +47,7 @@ impl Lab {
         let mut topo = topo::Topology::create(&topo::TopoConfig {
             mtu: cfg.mtu,
             group_init_cwnd: cfg.group_init_cwnd.clone(),
+            host: cfg.host.clone(),
         })?;
         topo.keep = cfg.keep_namespaces;
         let shared = Arc::new(ElementShared::new());

@@ -28,9 +28,10 @@
 //!   (`IFF_VNET_HDR`, `TSO4`), draws loss per segment and splits a super-packet in user space
 //!   when it loses a segment or does not fit the buffer. No ethtool, no device offload changed.
 //! - **Traffic** ([`traffic`]): flow i binds 198.18.0.2:(20000+i), sets `TCP_CONGESTION`
-//!   per socket and `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE` of at least 4 x (BDP + buffer), and
-//!   connects to its group's receiver address before time zero (the simulator has no
-//!   handshake). Group routes carry `initcwnd`. Bulk flows write until the end; sized
+//!   per socket (and `SO_SNDBUFFORCE`/`SO_RCVBUFFORCE`, `SO_MAX_PACING_RATE` when the
+//!   scenario's `[hosts]` asks), and connects to its group's receiver address before time
+//!   zero (the simulator has no handshake). Group routes carry `initcwnd` (and `rto_min`);
+//!   the end namespaces carry the `[hosts]` sysctls. Bulk flows write until the end; sized
 //!   flows write `size` bytes and shut down. The receiver counts what the application read;
 //!   TCP_INFO is sampled every 10 ms.
 //! - **Cleanup**: a guard deletes the namespaces (and with them every link, route and TUN)
@@ -307,14 +308,14 @@ pub fn run_scenario_detailed(
     let mtu = link.mss + cclab_scenario::HEADER_BYTES as u32;
     let mut plans = Vec::new();
     for (g, f) in sc.flows.iter().enumerate() {
-        let sockbuf = sc.socket_buffer_bytes(g) as usize;
         for _ in 0..f.count {
             plans.push(traffic::FlowPlan {
                 cc: f.cc.clone(),
                 group: g as u32,
                 start_ns: f.start_ns,
                 size: f.size_bytes,
-                sockbuf,
+                sndbuf: sc.hosts.tcp.sndbuf,
+                pacing: sc.hosts.pacing,
             });
         }
     }
@@ -341,6 +342,7 @@ pub fn run_scenario_detailed(
             },
             mtu,
             group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
+            host: sc.hosts.tcp.clone(),
             keep_namespaces: opts.keep_namespaces,
         },
         trace,
@@ -359,7 +361,7 @@ pub fn run_scenario_detailed(
     let rcv = lab.receiver_ns().to_string();
     let (p2, s2) = (plans.clone(), sh.clone());
     let groups = sc.flows.len();
-    let rcvbuf = plans.iter().map(|p| p.sockbuf).max().unwrap_or(4 << 20);
+    let rcvbuf = sc.hosts.tcp.rcvbuf;
     receiver.handle = Some(std::thread::spawn(move || {
         if pin {
             sys::place(false);

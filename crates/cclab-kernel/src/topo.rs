@@ -71,6 +71,27 @@ pub struct TopoConfig {
     pub mtu: u32,
     /// init_cwnd of each flow group.
     pub group_init_cwnd: Vec<u32>,
+    /// The end hosts' TCP settings, applied in the sender and receiver namespaces.
+    pub host: cclab_core::host::HostTcp,
+}
+
+/// The sysctls that carry `host` in an end host's namespace: (scenario key, sysctl, value).
+pub fn host_sysctls(host: &cclab_core::host::HostTcp) -> Vec<(&'static str, &'static str, String)> {
+    let triple = |t: [u64; 3]| format!("{} {} {}", t[0], t[1], t[2]);
+    vec![
+        ("hosts.tcp_rmem", "net.ipv4.tcp_rmem", triple(host.tcp_rmem)),
+        ("hosts.tcp_wmem", "net.ipv4.tcp_wmem", triple(host.tcp_wmem)),
+        (
+            "hosts.slow_start_after_idle",
+            "net.ipv4.tcp_slow_start_after_idle",
+            u8::from(host.slow_start_after_idle).to_string(),
+        ),
+        (
+            "hosts.notsent_lowat",
+            "net.ipv4.tcp_notsent_lowat",
+            host.notsent_lowat.unwrap_or(u32::MAX as u64).to_string(),
+        ),
+    ]
 }
 
 impl Topology {
@@ -112,6 +133,7 @@ impl Topology {
         // Per-namespace sysctls (never the host's).
         for ns in [s, r, c] {
             let is_rtr = ns == r;
+            let host = host_sysctls(&cfg.host);
             sys::in_netns(ns, move || {
                 sys::write_sysctl("net.ipv6.conf.all.disable_ipv6", "1")?;
                 sys::write_sysctl("net.ipv6.conf.default.disable_ipv6", "1")?;
@@ -124,6 +146,15 @@ impl Topology {
                 } else {
                     // No route metrics cached between the flows of a run.
                     sys::write_sysctl("net.ipv4.tcp_no_metrics_save", "1")?;
+                    // The scenario's hosts (each end gets all; each acts where it belongs).
+                    for (key, sysctl, value) in &host {
+                        sys::write_sysctl(sysctl, value).map_err(|e| {
+                            std::io::Error::new(
+                                e.kind(),
+                                format!("could not apply {key} ({sysctl} = {value}): {e}"),
+                            )
+                        })?;
+                    }
                 }
                 Ok(())
             })
@@ -183,18 +214,21 @@ impl Topology {
         }
         let gw_s = fmt(addr::ROUTER_SND);
         ip(&["-n", s, "route", "add", "default", "via", &gw_s])?;
+        // The sender's routes carry `initcwnd` and `rto_min` (a route's rto_min is locked,
+        // so TCP uses it).
+        let rto_min = format!("{}us", cfg.host.rto_min / 1000);
         for (g, iw) in cfg.group_init_cwnd.iter().enumerate() {
-            ip(&[
-                "-n",
-                s,
-                "route",
-                "add",
-                &format!("{}/32", fmt(addr::receiver(g))),
-                "via",
-                &gw_s,
-                "initcwnd",
-                &iw.to_string(),
-            ])?;
+            let dst = format!("{}/32", fmt(addr::receiver(g)));
+            let iw = iw.to_string();
+            let mut args = vec!["-n", s, "route", "add", &dst, "via", &gw_s, "initcwnd", &iw];
+            if cfg.host.rto_min != cclab_core::rtt::RTO_MIN {
+                args.extend(["rto_min", &rto_min]);
+            }
+            ip(&args).map_err(|e| {
+                KernelError::Setup(format!(
+                    "could not apply hosts.init_cwnd / hosts.rto_min as route attributes: {e}"
+                ))
+            })?;
         }
         // Everything the router forwards is looked up in TABLE, whose only route (added
         // with the TUN device) leads into the element.
@@ -205,24 +239,18 @@ impl Topology {
         ip(&[
             "-n", r, "rule", "add", "iif", "r1", "lookup", &table, "pref", "101",
         ])?;
-        let max_iw = cfg
-            .group_init_cwnd
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(10)
-            .max(10);
-        ip(&[
-            "-n",
-            c,
-            "route",
-            "add",
-            "default",
-            "via",
-            &fmt(addr::ROUTER_RCV),
-            "initrwnd",
-            &max_iw.to_string(),
-        ])?;
+        // The receiver's route carries `initrwnd` when the scenario sets one.
+        let gw_c = fmt(addr::ROUTER_RCV);
+        let irw = cfg.host.init_rwnd.map(|n| n.to_string());
+        let mut args = vec!["-n", c, "route", "add", "default", "via", &gw_c];
+        if let Some(n) = &irw {
+            args.extend(["initrwnd", n]);
+        }
+        ip(&args).map_err(|e| {
+            KernelError::Setup(format!(
+                "could not apply hosts.init_rwnd as a route attribute: {e}"
+            ))
+        })?;
         Ok(())
     }
 

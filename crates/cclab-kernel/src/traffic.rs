@@ -20,8 +20,10 @@ pub struct FlowPlan {
     pub group: u32,
     pub start_ns: u64,
     pub size: Option<u64>,
-    /// Socket buffer (send and receive), bytes.
-    pub sockbuf: usize,
+    /// `SO_SNDBUF` as the scenario forces it (`hosts.sndbuf`), bytes; `None` = autotuned.
+    pub sndbuf: Option<u64>,
+    /// Pace the socket though its controller does not ask (`hosts.pacing`).
+    pub pacing: bool,
 }
 
 /// State the threads of a run share.
@@ -71,13 +73,17 @@ fn poll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
 // ---- receiver --------------------------------------------------------------------------
 
 /// Listening sockets, one per group; create on a thread inside the receiver namespace.
-pub fn listen(groups: usize, rcvbuf: usize) -> io::Result<Vec<OwnedFd>> {
+/// `rcvbuf`: `SO_RCVBUF` as the scenario forces it (`hosts.rcvbuf`); `None` = autotuned.
+pub fn listen(groups: usize, rcvbuf: Option<u64>) -> io::Result<Vec<OwnedFd>> {
     let mut v = Vec::new();
     for g in 0..groups {
         let s = sys::new_socket(libc::SOCK_STREAM)?;
         let fd = s.as_raw_fd();
         sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
-        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, rcvbuf as i32)?;
+        if let Some(b) = rcvbuf {
+            // Accepted sockets inherit the size and its lock (no autotuning).
+            sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, b as i32)?;
+        }
         sys::bind(fd, addr::receiver(g), addr::RECEIVER_PORT)?;
         if unsafe { libc::listen(fd, 1024) } < 0 {
             return Err(io::Error::last_os_error());
@@ -241,8 +247,22 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
                 io(&format!("setting TCP_CONGESTION {}", p.cc), e)
             }
         })?;
-        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, p.sockbuf as i32)
-            .map_err(|e| io("SO_SNDBUFFORCE", e))?;
+        if let Some(b) = p.sndbuf {
+            sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, b as i32)
+                .map_err(|e| io("hosts.sndbuf (SO_SNDBUFFORCE)", e))?;
+        }
+        if p.pacing {
+            // Any finite SO_MAX_PACING_RATE turns on TCP's internal pacing
+            // (`SK_PACING_NEEDED`) for every controller, as the fq qdisc would pace it;
+            // this rate is far above any lab link, so the controller's own rate rules.
+            sys::setsockopt_raw(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_MAX_PACING_RATE,
+                &(1u64 << 40).to_ne_bytes(),
+            )
+            .map_err(|e| io("hosts.pacing (SO_MAX_PACING_RATE)", e))?;
+        }
         sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)
             .map_err(|e| io("SO_REUSEADDR", e))?;
         sys::set_abortive_close(fd).map_err(|e| io("SO_LINGER", e))?;
@@ -332,7 +352,11 @@ pub fn send(
         .collect();
     let mut written: Vec<u64> = vec![0; n];
     let mut write_done: Vec<bool> = vec![false; n];
+    // A flow whose last write found the buffer full waits for POLLOUT, which Linux gives
+    // once a third of the send buffer is free (`sk_stream_is_writeable()`), as an
+    // event-driven server (nginx, iperf3) does; it does not retry on every wake-up.
     let mut blocked: Vec<bool> = vec![false; n];
+    let mut writable: Vec<bool> = vec![false; n];
     let mut last_delivered: Vec<u64> = vec![0; n];
     let mut next_sample = 0u64;
     let mut next_bin = cfg.bin_ns;
@@ -371,9 +395,10 @@ pub fn send(
         // Writes.
         for i in 0..n {
             let p = &cfg.plans[i];
-            if rel < p.start_ns || write_done[i] {
+            if rel < p.start_ns || write_done[i] || (blocked[i] && !writable[i]) {
                 continue;
             }
+            writable[i] = false;
             loop {
                 let want = match p.size {
                     Some(sz) => (sz - written[i]).min(zeros.len() as u64) as usize,
@@ -443,9 +468,10 @@ pub fn send(
         if all_sized && cfg.duration_ns.is_none() {
             next = next.min(rel + 2_000_000);
         }
-        let mut pfds: Vec<libc::pollfd> = (0..n)
-            .filter(|&i| blocked[i] && !write_done[i])
-            .map(|i| libc::pollfd {
+        let waiting: Vec<usize> = (0..n).filter(|&i| blocked[i] && !write_done[i]).collect();
+        let mut pfds: Vec<libc::pollfd> = waiting
+            .iter()
+            .map(|&i| libc::pollfd {
                 fd: fds[i],
                 events: libc::POLLOUT,
                 revents: 0,
@@ -453,6 +479,9 @@ pub fn send(
             .collect();
         let wait = next.saturating_sub(sys::now_ns() - t0).max(1);
         poll(&mut pfds, wait).map_err(|e| KernelError::Io(format!("poll: {e}")))?;
+        for (k, &i) in waiting.iter().enumerate() {
+            writable[i] = pfds[k].revents != 0;
+        }
     }
     let end_abs = t0 + end_rel;
     sh.end.store(end_abs, Ordering::SeqCst);

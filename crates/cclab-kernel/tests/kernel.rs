@@ -631,3 +631,29 @@ fn trace_and_element_counters() {
     assert!(ours_left().is_empty(), "left {:?}", ours_left());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `[hosts]` settings reach the kernel through the lab's namespaces: a 512 KB `tcp_wmem`
+/// max caps CUBIC's window on 100 Mbit/s x 50 ms (BDP 625 KB), a 512 KB `tcp_rmem` max caps
+/// the receive window at its payload share; Linux's defaults fill the path. Nothing is
+/// left behind.
+#[test]
+fn host_buffers_apply_in_the_namespaces() {
+    let Some(_g) = lab("host_buffers_apply_in_the_namespaces", &["cubic"]) else {
+        return;
+    };
+    let run = |f: &dyn Fn(&mut cclab_core::host::HostTcp)| {
+        let mut sc = scenario(100e6, 50.0, 1.0, 0.0, "cubic", 8.0);
+        f(&mut sc.hosts.tcp);
+        run_scenario(&sc, &KernelOptions::default()).unwrap().flows[0].goodput_bps
+    };
+    let defaults = run(&|_| {});
+    let wmem = run(&|h| h.tcp_wmem = [4096, 16384, 512 << 10]);
+    let rmem = run(&|h| h.tcp_rmem = [4096, 131072, 512 << 10]);
+    eprintln!("defaults {defaults} wmem {wmem} rmem {rmem}");
+    assert!(defaults > 85e6, "defaults {defaults}");
+    // At most one send buffer in flight per RTT (512 KiB / 50 ms = 84 Mbit/s).
+    assert!(wmem < 80e6 && wmem > 40e6, "tcp_wmem 512 KiB: {wmem}");
+    // The window is the buffer's payload share (5/8 of 512 KiB: 52 Mbit/s).
+    assert!(rmem < 60e6 && rmem > 35e6, "tcp_rmem 512 KiB: {rmem}");
+    assert!(ours_left().is_empty(), "left behind: {:?}", ours_left());
+}

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use cclab_core::cc::{Param, ParamKind, ParamValue};
+use cclab_core::host::HostTcp;
 use serde_json::{Map, Value};
 use toml::de::{DeTable, DeValue};
 
@@ -40,6 +41,12 @@ enum Kind {
     Hz,
     /// A time, or `"off"` (= 0).
     TimeOrOff,
+    /// A `tcp_rmem`/`tcp_wmem` triple: min, default, max sizes in one string.
+    MemTriple,
+    /// A size in bytes, or `"off"` (= not set).
+    SizeOrOff,
+    /// `rto_min`: a time from 1 ms to 10 s.
+    RtoMin,
     /// A controller parameter (`cc_params`), of the kind its registry entry declares.
     Param(&'static Param),
 }
@@ -75,6 +82,16 @@ const HOST_KEYS: &[(&str, Kind)] = &[
     ("wake_idle", Kind::RttExtra),
     ("shared_cpu", Kind::Bool),
     ("hz", Kind::Hz),
+    ("tcp_rmem", Kind::MemTriple),
+    ("tcp_wmem", Kind::MemTriple),
+    ("rcvbuf", Kind::SizeOrOff),
+    ("sndbuf", Kind::SizeOrOff),
+    ("init_cwnd", Kind::InitCwnd),
+    ("init_rwnd", Kind::InitCwnd),
+    ("rto_min", Kind::RtoMin),
+    ("slow_start_after_idle", Kind::Bool),
+    ("notsent_lowat", Kind::SizeOrOff),
+    ("pacing", Kind::Bool),
 ];
 const FLOW_KEYS: &[(&str, Kind)] = &[
     ("cc", Kind::Cc),
@@ -165,6 +182,7 @@ enum Val {
     Buf(Buffer),
     Bool(bool),
     Param(ParamValue),
+    Triple([u64; 3]),
 }
 
 impl Val {
@@ -178,6 +196,7 @@ impl Val {
             Val::Buf(b) => Value::from(b.to_string()),
             Val::Bool(b) => Value::from(*b),
             Val::Param(v) => crate::model::param_json(*v),
+            Val::Triple(t) => Value::from(format!("{} {} {}", t[0], t[1], t[2])),
         }
     }
 }
@@ -343,6 +362,67 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
             RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => Ok(Val::Ns(0)),
             _ => time_val(v, false, "time").map(Val::Ns),
         },
+        Kind::MemTriple => match v {
+            RawV::Str(s) => {
+                let parts: Vec<&str> = s.split_whitespace().collect();
+                if parts.len() != 3 {
+                    return Err((BadValue, format!("expected three sizes, min default max, as the sysctl takes them (e.g. \"4096 131072 6291456\" or \"4kb 128kb 6mb\"), found {} value(s)", parts.len())));
+                }
+                let mut t = [0u64; 3];
+                for (i, p) in parts.iter().enumerate() {
+                    t[i] = units::parse_size(p).map_err(|m| (BadValue, m))?;
+                }
+                if t[0] == 0 || t[0] > t[1] || t[1] > t[2] {
+                    return Err((BadValue, format!("{} {} {} is out of order: the three sizes are min, default and max, each above 0 and min <= default <= max", t[0], t[1], t[2])));
+                }
+                if t[2] > i32::MAX as u64 {
+                    return Err((
+                        BadValue,
+                        format!(
+                            "a max of {} bytes is more than Linux accepts ({} bytes)",
+                            t[2],
+                            i32::MAX
+                        ),
+                    ));
+                }
+                Ok(Val::Triple(t))
+            }
+            _ => wrong("a string of three sizes like \"4096 131072 6291456\""),
+        },
+        Kind::SizeOrOff => {
+            let n = match v {
+                RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => return Ok(Val::Bytes(0)),
+                RawV::Str(s) => units::parse_size(s).map_err(|m| (BadValue, m))?,
+                RawV::Int(i) if *i > 0 => *i as u64,
+                RawV::Int(_) => {
+                    return Err((BadValue, "must be positive bytes, or \"off\"".into()))
+                }
+                _ => return wrong("a size like \"4mb\", or \"off\""),
+            };
+            if n == 0 {
+                return Err((BadValue, "must be positive bytes, or \"off\"".into()));
+            }
+            if n > (i32::MAX / 2) as u64 {
+                return Err((
+                    BadValue,
+                    format!("{n} bytes is more than a socket takes (1 GiB at most)"),
+                ));
+            }
+            Ok(Val::Bytes(n))
+        }
+        Kind::RtoMin => {
+            let ns = time_val(v, true, "rto_min")?;
+            if !(1_000_000..=cclab_core::host::RTO_MIN_MAX).contains(&ns) {
+                return Err((
+                    BadValue,
+                    format!(
+                        "rto_min = {} is out of range: give 1ms to 10s (Linux: 200ms)",
+                        units::fmt_time(ns)
+                    ),
+                ));
+            }
+            Ok(Val::Ns(ns))
+        }
         Kind::Param(spec) => {
             let pv = match (spec.kind, v) {
                 (ParamKind::Bool, RawV::Bool(b)) => ParamValue::Bool(*b),
@@ -1127,7 +1207,37 @@ impl ScenarioFile {
                 })
                 .transpose()?,
             hz: n(get(sh, "hz")?).map(|x| x as u32).unwrap_or(DEFAULT_HZ),
+            tcp: {
+                let d = HostTcp::default();
+                let triple = |v: Option<(Val, &Node)>, d: [u64; 3]| match v {
+                    Some((Val::Triple(t), _)) => t,
+                    _ => d,
+                };
+                let off = |v: Option<u64>| v.filter(|&x| x > 0);
+                HostTcp {
+                    tcp_rmem: triple(get(sh, "tcp_rmem")?, d.tcp_rmem),
+                    tcp_wmem: triple(get(sh, "tcp_wmem")?, d.tcp_wmem),
+                    rcvbuf: off(n(get(sh, "rcvbuf")?)),
+                    sndbuf: off(n(get(sh, "sndbuf")?)),
+                    init_rwnd: n(get(sh, "init_rwnd")?).map(|x| x as u32),
+                    rto_min: n(get(sh, "rto_min")?).unwrap_or(d.rto_min),
+                    slow_start_after_idle: b(get(sh, "slow_start_after_idle")?)
+                        .unwrap_or(d.slow_start_after_idle),
+                    notsent_lowat: off(n(get(sh, "notsent_lowat")?)),
+                }
+            },
+            init_cwnd: n(get(sh, "init_cwnd")?).map(|x| x as u32),
+            pacing: b(get(sh, "pacing")?).unwrap_or(false),
         };
+        if let Err(e) = hosts.tcp.validate() {
+            return Err(ctx.err(
+                ErrorKind::BadValue,
+                &self.section_loc(sh),
+                Some("hosts".into()),
+                None,
+                e,
+            ));
+        }
         if let (Buffer::Bytes(b), Some(node)) = (buffer, &buffer_loc) {
             if b < link.packet_bytes() {
                 return Err(ctx.err(ErrorKind::Inconsistent, &node.loc, Some("link.buffer".into()), Some(&node.v), format!("a buffer of {b} bytes cannot hold one packet of {} bytes (mss + {HEADER_BYTES}); use at least \"1pkt\"", link.packet_bytes())));
@@ -1162,6 +1272,7 @@ impl ScenarioFile {
                 rtt_extra_ns: n(get(sf, "rtt_extra")?).unwrap_or(0),
                 init_cwnd: n(get(sf, "init_cwnd")?)
                     .map(|x| x as u32)
+                    .or(hosts.init_cwnd)
                     .unwrap_or(DEFAULT_INIT_CWND),
             };
             if f.size_bytes.is_none() && duration_ns.is_none() {

@@ -1,6 +1,7 @@
 //! The concrete, validated scenario that a simulator or a real-TCP runner consumes.
 
 use cclab_core::cc::{Controller, Param, ParamValue, Params};
+use cclab_core::host::HostTcp;
 use serde_json::{Map, Value};
 
 use crate::units::{fmt_rate, fmt_size, fmt_time, Buffer};
@@ -171,11 +172,20 @@ pub const DEFAULT_HZ: u32 = 250;
 /// `CONFIG_HZ` values Linux offers.
 pub const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
 
-/// The end hosts (`[hosts]`): how long they take to handle packets and how their kernels
-/// keep time. The simulator models each of these; the kernel backend's hosts are this
-/// machine's, which take what they take (these keys do not change a kernel run).
+/// The end hosts (`[hosts]`): their TCP settings (socket buffers, initial windows, timeouts,
+/// pacing), how long they take to handle packets and how their kernels keep time. The
+/// simulator models all of them; the kernel lab applies the TCP settings inside its
+/// namespaces, and its hosts' timing is this machine's, which takes what it takes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostsSpec {
+    /// TCP settings as Linux names them (`cclab_core::host`); each acts at the end it
+    /// belongs to (the receive buffer at the receiver, the send buffer at the sender).
+    pub tcp: HostTcp,
+    /// Route attribute `initcwnd`: the senders' initial congestion window, segments; a flow
+    /// group's `init_cwnd` overrides it.
+    pub init_cwnd: Option<u32>,
+    /// Pace every controller's sending (as the fq qdisc does), not only those that ask.
+    pub pacing: bool,
     /// The least time the two hosts take together to answer a packet, ns (`latency`; old
     /// name `link.host_latency`). 0 = instant.
     pub latency_ns: u64,
@@ -203,6 +213,9 @@ impl Default for HostsSpec {
     /// Linux hosts as in the kernel lab that answer at once but sleep when idle.
     fn default() -> Self {
         HostsSpec {
+            tcp: HostTcp::default(),
+            init_cwnd: None,
+            pacing: false,
             latency_ns: 0,
             jitter_ns: 0,
             wake: Some(WakeSpec {
@@ -395,6 +408,25 @@ impl Scenario {
         m.insert("hosts.wake_idle".into(), secs(w.idle_ns));
         m.insert("hosts.shared_cpu".into(), Value::from(w.shared_cpu));
         m.insert("hosts.hz".into(), Value::from(h.hz));
+        let t = &h.tcp;
+        let triple = |v: [u64; 3]| Value::from(format!("{} {} {}", v[0], v[1], v[2]));
+        let opt = |v: Option<u64>| v.map(Value::from).unwrap_or(Value::Null);
+        m.insert("hosts.tcp_rmem".into(), triple(t.tcp_rmem));
+        m.insert("hosts.tcp_wmem".into(), triple(t.tcp_wmem));
+        m.insert("hosts.rcvbuf".into(), opt(t.rcvbuf));
+        m.insert("hosts.sndbuf".into(), opt(t.sndbuf));
+        m.insert(
+            "hosts.init_cwnd".into(),
+            Value::from(h.init_cwnd.unwrap_or(DEFAULT_INIT_CWND)),
+        );
+        m.insert("hosts.init_rwnd".into(), opt(t.init_rwnd.map(u64::from)));
+        m.insert("hosts.rto_min".into(), secs(t.rto_min));
+        m.insert(
+            "hosts.slow_start_after_idle".into(),
+            Value::from(t.slow_start_after_idle),
+        );
+        m.insert("hosts.notsent_lowat".into(), opt(t.notsent_lowat));
+        m.insert("hosts.pacing".into(), Value::from(h.pacing));
         let single = self.flows.len() == 1;
         for (i, f) in self.flows.iter().enumerate() {
             let p = if single {
@@ -467,6 +499,33 @@ impl Scenario {
             }
         }
         ht.insert("hz".into(), toml::Value::Integer(h.hz as i64));
+        let tcp = &h.tcp;
+        let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
+        ht.insert("tcp_rmem".into(), triple(tcp.tcp_rmem).into());
+        ht.insert("tcp_wmem".into(), triple(tcp.tcp_wmem).into());
+        for (k, v) in [
+            ("rcvbuf", tcp.rcvbuf),
+            ("sndbuf", tcp.sndbuf),
+            ("notsent_lowat", tcp.notsent_lowat),
+        ] {
+            ht.insert(
+                k.into(),
+                v.map(|b| fmt_size(b).into())
+                    .unwrap_or_else(|| "off".into()),
+            );
+        }
+        if let Some(n) = h.init_cwnd {
+            ht.insert("init_cwnd".into(), toml::Value::Integer(n as i64));
+        }
+        if let Some(n) = tcp.init_rwnd {
+            ht.insert("init_rwnd".into(), toml::Value::Integer(n as i64));
+        }
+        ht.insert("rto_min".into(), fmt_time(tcp.rto_min).into());
+        ht.insert(
+            "slow_start_after_idle".into(),
+            tcp.slow_start_after_idle.into(),
+        );
+        ht.insert("pacing".into(), h.pacing.into());
         t.insert("hosts".into(), toml::Value::Table(ht));
         let flows = self
             .flows

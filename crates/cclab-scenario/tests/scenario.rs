@@ -787,6 +787,16 @@ fn resolved_map_has_every_key() {
             "hosts.wake_idle",
             "hosts.shared_cpu",
             "hosts.hz",
+            "hosts.tcp_rmem",
+            "hosts.tcp_wmem",
+            "hosts.rcvbuf",
+            "hosts.sndbuf",
+            "hosts.init_cwnd",
+            "hosts.init_rwnd",
+            "hosts.rto_min",
+            "hosts.slow_start_after_idle",
+            "hosts.notsent_lowat",
+            "hosts.pacing",
             "flows.cc",
             "flows.count",
             "flows.start",
@@ -1275,6 +1285,66 @@ fn host_latency_keys() {
         "link.host_jitter",
         "negative",
     );
+}
+
+#[test]
+fn hosts_tcp_settings() {
+    // Linux's defaults when absent.
+    let s = one(BASE);
+    assert_eq!(s.hosts.tcp, cclab_core::host::HostTcp::default());
+    assert_eq!(
+        s.resolved()["hosts.tcp_rmem"],
+        json!("4096 131072 33554432")
+    );
+    assert_eq!(s.resolved()["hosts.rto_min"], json!(0.2));
+    let text = format!(
+        "{BASE}[hosts]\ntcp_rmem = \"4kb 128kb 6mib\"\ntcp_wmem = \"4096 16384 16mib\"\nrcvbuf = \"2mb\"\nsndbuf = \"off\"\ninit_cwnd = 20\ninit_rwnd = 40\nrto_min = \"50ms\"\nslow_start_after_idle = false\nnotsent_lowat = \"128kb\"\npacing = true\n"
+    );
+    let s = one(&text);
+    let t = &s.hosts.tcp;
+    assert_eq!(t.tcp_rmem, [4000, 128_000, 6 << 20]);
+    assert_eq!(t.tcp_wmem[2], 16 << 20);
+    assert_eq!((t.rcvbuf, t.sndbuf), (Some(2_000_000), None));
+    assert_eq!((t.init_rwnd, t.rto_min), (Some(40), 50_000_000));
+    assert!(!t.slow_start_after_idle && s.hosts.pacing);
+    assert_eq!(t.notsent_lowat, Some(128_000));
+    // hosts.init_cwnd is every group's unless the group says otherwise.
+    assert_eq!(s.flows[0].init_cwnd, 20);
+    let s2 = one(&text.replace("[[flows]]\n", "[[flows]]\ninit_cwnd = 4\n"));
+    assert_eq!(s2.flows[0].init_cwnd, 4);
+    assert_eq!(one(&s.to_toml_string()), s, "round trip");
+    // Sweepable and overridable.
+    let mut f = load(BASE);
+    f.apply_override("hosts.tcp_wmem=[\"4096 16384 1mb\",\"4096 16384 4mib\"]")
+        .unwrap();
+    f.apply_override("hosts.pacing=true").unwrap();
+    let pts = f.expand().unwrap();
+    assert_eq!(pts.len(), 2);
+    assert_eq!(pts[0].scenario.hosts.tcp.tcp_wmem[2], 1_000_000);
+    assert!(pts[1].scenario.hosts.pacing);
+    // Impossible settings: one line naming the key and the fix.
+    for (line, key, needle) in [
+        (
+            "tcp_rmem = \"4096 1mb 64kb\"",
+            "hosts.tcp_rmem",
+            "out of order",
+        ),
+        ("tcp_wmem = \"4096 16384\"", "hosts.tcp_wmem", "three sizes"),
+        ("init_cwnd = 0", "hosts.init_cwnd", "between 1 and"),
+        ("init_rwnd = 0", "hosts.init_rwnd", "between 1 and"),
+        ("rto_min = \"11s\"", "hosts.rto_min", "1ms to 10s"),
+        ("rcvbuf = 0", "hosts.rcvbuf", "positive"),
+        (
+            "notsent_lowat = \"-1kb\"",
+            "hosts.notsent_lowat",
+            "negative",
+        ),
+    ] {
+        let e = ScenarioFile::from_str(&format!("{BASE}[hosts]\n{line}\n"), "t.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains(key) && msg.contains(needle), "{line}: {msg}");
+        assert_eq!(msg.lines().count(), 1, "{msg}");
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 use crate::hosts::{HostLatency, HostWake};
 use cclab_core::cc::Params;
+use cclab_core::host::HostTcp;
 use cclab_core::Nanos;
 use cclab_path::LinkDesc;
 
@@ -17,16 +18,10 @@ pub struct SimFlow {
     pub init_cwnd: u32,
     /// Force pacing on/off; `None` = the controller's choice (BBR paces, loss-based do not).
     pub pacing: Option<bool>,
-    /// The receiver's window clamp, bytes (see [`rcv_window_clamp`]).
-    pub rcv_window_clamp: u64,
-}
-
-/// The receive-window clamp Linux derives from a socket buffer of `sockbuf` bytes: the
-/// kernel doubles `SO_RCVBUF` for overhead and advertises the payload share of it
-/// (`tcp_win_from_space()`, `scaling_ratio`), which the kernel lab measured as 5/8 for
-/// full-size segments: a 4 MiB buffer opens to 5 MiB.
-pub fn rcv_window_clamp(sockbuf: u64) -> u64 {
-    sockbuf * 2 * 5 / 8
+    /// The hosts' TCP settings (socket buffers, `rto_min`, ...; `cclab_core::host`): each
+    /// acts at the end it belongs to (receive buffer at the receiver, send buffer at the
+    /// sender).
+    pub host: HostTcp,
 }
 
 #[derive(Clone, Debug)]
@@ -72,7 +67,8 @@ pub fn gro_for_rate(rate_bps: f64) -> bool {
 
 impl SimConfig {
     /// A single-flow configuration, handy in tests and benchmarks; `cc` is a registered
-    /// controller's name (panics otherwise).
+    /// controller's name (panics otherwise). Its hosts have socket buffers big enough never
+    /// to limit the window.
     pub fn single(
         cc: &str,
         rate_bps: f64,
@@ -99,10 +95,17 @@ impl SimConfig {
                 rtt_extra_ns: 0,
                 init_cwnd: 10,
                 pacing: None,
-                rcv_window_clamp: rcv_window_clamp(cclab_scenario::socket_buffer_for(
-                    bdp,
-                    (bdp * buffer_bdp).round() as u64,
-                )),
+                // Socket buffers that never bind (`SO_SNDBUF`/`SO_RCVBUF` of 4 x (BDP +
+                // buffer)), as a window-limit-free experiment wants.
+                host: {
+                    let b =
+                        cclab_scenario::socket_buffer_for(bdp, (bdp * buffer_bdp).round() as u64);
+                    HostTcp {
+                        sndbuf: Some(b),
+                        rcvbuf: Some(b),
+                        ..HostTcp::default()
+                    }
+                },
             }],
             duration_ns: Some(duration_ns),
             max_duration_ns: 300 * 1_000_000_000,

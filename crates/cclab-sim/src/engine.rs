@@ -171,6 +171,14 @@ impl Simulation {
                     .iter()
                     .position(|&e| e == f.rtt_extra_ns)
                     .unwrap_or(0);
+                let receiver = Receiver::new(ReceiverConfig {
+                    mss,
+                    size: f.size,
+                    delayed_ack: cfg.delayed_ack,
+                    rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
+                    host: f.host.clone(),
+                    gro: cfg.gro,
+                });
                 Flow {
                     sender: Sender::new(
                         SenderConfig {
@@ -180,17 +188,12 @@ impl Simulation {
                             pacing: f.pacing,
                             tso: cfg.tso,
                             hz: cfg.hz,
+                            host: f.host.clone(),
+                            peer_init_wnd: receiver.advertised_window(),
                         },
                         cc,
                     ),
-                    receiver: Receiver::new(ReceiverConfig {
-                        mss,
-                        size: f.size,
-                        delayed_ack: cfg.delayed_ack,
-                        rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
-                        window_clamp: f.rcv_window_clamp,
-                        gro: cfg.gro,
-                    }),
+                    receiver,
                     inbox: Vec::new(),
                     acks: DelayLine::new(0),
                     class,

@@ -42,8 +42,9 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
                 size: f.size_bytes,
                 rtt_extra_ns: f.rtt_extra_ns,
                 init_cwnd: f.init_cwnd,
-                pacing: None,
-                rcv_window_clamp: crate::config::rcv_window_clamp(sc.socket_buffer_bytes(g)),
+                // `hosts.pacing`: every sender paced, as under the fq qdisc.
+                pacing: sc.hosts.pacing.then_some(true),
+                host: sc.hosts.tcp.clone(),
             });
         }
     }

@@ -1,5 +1,6 @@
 //! The simulator's "done when" behaviours from issue #2, each asserted on simulated runs.
 
+use cclab_core::host::HostTcp;
 use cclab_sim::{run, HostLatency, HostWake, SimConfig, SimFlow};
 
 const MS: u64 = 1_000_000;
@@ -121,7 +122,8 @@ fn determinism() {
 }
 
 /// Property: with no random loss and a buffer of at least 1 BDP, packets are lost only by
-/// buffer overflow (sent = forwarded + buffer drops), and every sized flow delivers every byte.
+/// buffer overflow (sent = forwarded + buffer drops), and every sized flow delivers every byte,
+/// whatever the hosts' buffers, initial windows and pacing.
 #[test]
 fn conservation_and_complete_delivery() {
     let mut x: u64 = 0x5eed;
@@ -148,8 +150,18 @@ fn conservation_and_complete_delivery() {
                 size: Some(1 + next(3_000_000)),
                 rtt_extra_ns: next(50) * MS,
                 init_cwnd: 1 + next(40) as u32,
-                pacing: None,
-                rcv_window_clamp: 20_000 + next(8_000_000),
+                pacing: (next(4) == 0).then_some(true),
+                // Hosts from tiny to roomy buffers, autotuned or fixed: small windows must
+                // still deliver everything (no stall with a closed window or a full buffer).
+                host: HostTcp {
+                    tcp_rmem: [4096, 65536, 65536 + next(8_000_000)],
+                    tcp_wmem: [4096, 16384, 16384 + next(4_000_000)],
+                    rcvbuf: (next(3) == 0).then(|| 5_000 + next(2_000_000)),
+                    sndbuf: (next(3) == 0).then(|| 5_000 + next(2_000_000)),
+                    init_rwnd: (next(2) == 0).then(|| 1 + next(20) as u32),
+                    notsent_lowat: (next(3) == 0).then(|| 1 + next(200_000)),
+                    ..HostTcp::default()
+                },
             });
         }
         let r = run(&cfg);
@@ -339,4 +351,61 @@ fn controller_parameters_reach_the_controller() {
         with.retransmits,
         without.retransmits
     );
+}
+
+/// The hosts' buffers bound the window (docs/model.md, hosts): on 100 Mbit/s x 200 ms
+/// (BDP 2.5 MB) a bulk BBR flow carries at most one send buffer per RTT, and at most one
+/// receive window per RTT; with Linux's defaults neither binds below 4 MB.
+#[test]
+fn host_buffers_bound_the_window() {
+    let goodput = |host: HostTcp, cc: &str| {
+        let mut cfg = SimConfig::single(cc, 100e6, 200 * MS, 1.0, 0.0, 20 * S);
+        cfg.flows[0].host = host;
+        run(&cfg).flows[0].goodput_bps
+    };
+    let per_rtt = |bytes: f64| bytes * 8.0 / 0.2;
+    // Send buffer of at most 1 MB: 40 Mbit/s at most, and BBR fills most of it.
+    let g = goodput(
+        HostTcp {
+            tcp_wmem: [4096, 16384, 1_000_000],
+            ..HostTcp::default()
+        },
+        "bbr",
+    );
+    assert!(
+        g < per_rtt(1_000_000.0) && g > 0.5 * per_rtt(1_000_000.0),
+        "sndbuf: {g}"
+    );
+    // Receive buffer of at most 1 MB: the window is its payload share (5/8), 25 Mbit/s.
+    let g = goodput(
+        HostTcp {
+            tcp_rmem: [4096, 131072, 1_000_000],
+            ..HostTcp::default()
+        },
+        "cubic",
+    );
+    let wnd = per_rtt(1_000_000.0 * 5.0 / 8.0);
+    assert!(g < wnd && g > 0.8 * wnd, "rcvbuf: {g} vs {wnd}");
+    // Linux's defaults: 4 MiB of send buffer covers the 2.5 MB path.
+    let g = goodput(HostTcp::default(), "cubic");
+    assert!(g > 80e6, "defaults: {g}");
+}
+
+/// `init_rwnd` holds the first round trip: 2 segments offered instead of 45, so a 100 KB
+/// transfer on a 100 ms path takes rounds more.
+#[test]
+fn initial_receive_window_slows_the_first_rounds() {
+    let fct = |init_rwnd: Option<u32>| {
+        let mut cfg = SimConfig::single("cubic", 100e6, 100 * MS, 1.0, 0.0, 10 * S);
+        cfg.duration_ns = None;
+        cfg.flows[0].size = Some(100_000);
+        cfg.flows[0].host = HostTcp {
+            init_rwnd,
+            ..HostTcp::default()
+        };
+        run(&cfg).flows[0].fct_s.expect("completes")
+    };
+    let (wide, narrow) = (fct(None), fct(Some(2)));
+    assert!(wide < 0.35, "default window: {wide}");
+    assert!(narrow > wide + 0.15, "init_rwnd 2: {narrow} vs {wide}");
 }

@@ -9,6 +9,7 @@
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
+pub mod advise;
 pub mod backends;
 pub mod bench;
 pub mod calibrate;

@@ -499,3 +499,67 @@ fn controllers_are_listed_and_checked() {
         "{e}"
     );
 }
+
+/// `cclab advise`: a ranking against the scenario's own hosts, the commands for the best,
+/// the same as JSON, and one-line errors for a bad objective.
+#[test]
+fn advise_ranks_settings_and_prints_commands() {
+    let d = tmpdir("advise");
+    let f = d.join("a.toml");
+    // A long path where a 10-segment start costs round trips: a larger initial window
+    // must win for a 300 KB transfer.
+    std::fs::write(
+        &f,
+        "name = \"adv\"\n[link]\nrate = \"50mbit\"\nrtt = \"100ms\"\n[[flows]]\ncc = \"cubic\"\nsize = \"1mb\"\n",
+    )
+    .unwrap();
+    let out = cclab()
+        .args(["advise", "-q", "--repeat", "1", "--objective", "fct:300kb"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("current: cubic  iw 10"), "{text}");
+    assert!(text.contains("apply #1 on a Linux server"), "{text}");
+    assert!(text.contains("initcwnd 40"), "{text}");
+    let out = cclab()
+        .args([
+            "advise",
+            "--json",
+            "--repeat",
+            "1",
+            "--objective",
+            "fct:300kb",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ranked = v["ranked"].as_array().unwrap();
+    assert_eq!(ranked.len(), v["candidates"].as_u64().unwrap() as usize);
+    let best = &ranked[0];
+    assert!(best["predicted_gain"].as_f64().unwrap() > 0.2, "{best}");
+    assert_eq!(best["candidate"]["init_cwnd"], 40);
+    // The ranking is ordered by the objective (completion time, lower first).
+    let p: Vec<f64> = ranked
+        .iter()
+        .map(|r| r["predicted"].as_f64().unwrap())
+        .collect();
+    assert!(p.windows(2).all(|w| w[0] <= w[1] * 1.006), "{p:?}");
+    let out = cclab()
+        .args(["advise", "--objective", "fast"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("unknown objective") && err.lines().count() == 1,
+        "{err}"
+    );
+}

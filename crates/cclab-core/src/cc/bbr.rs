@@ -1101,6 +1101,11 @@ impl CongestionControl for Bbr {
         true
     }
 
+    /// `bbr_sndbuf_expand()`: 3 x cwnd, as BBR may slow-start even during recovery.
+    fn sndbuf_expand(&self) -> u32 {
+        3
+    }
+
     fn min_tso_segs(&self, tp: &TcpState) -> u32 {
         Self::min_tso_segs(tp)
     }

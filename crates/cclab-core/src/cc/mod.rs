@@ -282,6 +282,11 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// Send-buffer segments per cwnd segment (`sndbuf_expand`; Linux's default is 2).
+    fn sndbuf_expand(&self) -> u32 {
+        2
+    }
+
     /// Whether the controller needs the sender to pace (Linux: `sk_pacing_status =
     /// SK_PACING_NEEDED`, which BBR requests so that TCP's internal pacing runs without sch_fq).
     fn needs_pacing(&self) -> bool {
