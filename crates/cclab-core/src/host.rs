@@ -98,6 +98,11 @@ pub struct HostTcp {
     /// `net.ipv4.tcp_notsent_lowat`: most unsent bytes the application may queue; `None` =
     /// no limit (Linux's default, `UINT_MAX`).
     pub notsent_lowat: Option<u64>,
+    /// Not a Linux setting: an accelerated sender's probing start. After the first round
+    /// trip, the spacing of the initial window's ACKs (a packet train) gives the
+    /// bottleneck's rate, and the controller jumps to it (`CongestionControl::jump_start`)
+    /// instead of doubling its way there.
+    pub probe_start: bool,
 }
 
 impl Default for HostTcp {
@@ -111,6 +116,7 @@ impl Default for HostTcp {
             rto_min: 200 * NS_PER_MS,
             slow_start_after_idle: true,
             notsent_lowat: None,
+            probe_start: false,
         }
     }
 }

@@ -159,6 +159,9 @@ pub struct SenderStats {
     pub burst_segs: Vec<u64>,
     /// Congestion-window restarts after idle (`tcp_cwnd_restart()`).
     pub idle_restarts: u64,
+    /// Probing start: the bottleneck rate the initial window's ACK train gave, bytes/s (0:
+    /// the ACKs came together and measured nothing); `None` before it is known.
+    pub probe_start_bw: Option<u64>,
     /// Segments in the burst being sent.
     cur_burst: u32,
 }
@@ -263,6 +266,9 @@ pub struct Sender {
     app_blocked: bool,
     /// An ACK freed buffer space since the last write (`SOCK_QUEUE_SHRUNK`).
     queue_shrunk: bool,
+    /// Probing start (`HostTcp::probe_start`): the first and latest ACK of the initial
+    /// window that delivered data, (time, delivered); `None` once the jump is done.
+    train: Option<[(Nanos, u64); 2]>,
 }
 
 impl Sender {
@@ -313,6 +319,7 @@ impl Sender {
             app_written: 0,
             app_blocked: false,
             queue_shrunk: false,
+            train: None,
         }
     }
 
@@ -451,6 +458,39 @@ impl Sender {
             self.app_written = target;
         }
         self.app_blocked = self.app_written < total;
+    }
+
+    /// Probing start: time the ACKs of the initial window; once it is all delivered, their
+    /// spacing is the bottleneck's rate (a packet train), and the controller jumps to it.
+    fn probe_train(&mut self, now: Nanos) {
+        let d = self.tp.delivered;
+        let t = match self.train {
+            None if d > 0 => {
+                self.train = Some([(now, d), (now, d)]);
+                return;
+            }
+            None => return,
+            Some(mut t) => {
+                t[1] = (now, d);
+                self.train = Some(t);
+                t
+            }
+        };
+        if d < self.cfg.init_cwnd.max(2) as u64 {
+            return;
+        }
+        let ([t0, d0], [t1, d1]) = ([t[0].0, t[0].1], [t[1].0, t[1].1]);
+        // Done, with or without a usable train (ACKs that came together measure nothing).
+        self.stats.probe_start_bw = Some(0);
+        if t1 <= t0 || d1 <= d0 {
+            return;
+        }
+        let bw = (d1 - d0) * self.cfg.mss as u64 * NS_PER_SEC / (t1 - t0);
+        self.stats.probe_start_bw = Some(bw);
+        let min_rtt = self.rtt.min_rtt_us();
+        if min_rtt != u32::MAX {
+            self.cc.jump_start(&mut self.tp, bw, min_rtt);
+        }
     }
 
     /// `tcp_slow_start_after_idle_check()` / `tcp_cwnd_restart()`: idle for longer than the
@@ -1025,6 +1065,9 @@ impl Sender {
         }
         let una_advanced = self.tp.snd_una > prior_una;
         self.queue_shrunk |= una_advanced;
+        if self.cfg.host.probe_start && self.stats.probe_start_bw.is_none() {
+            self.probe_train(now);
+        }
 
         // 2. RTT (`tcp_ack_update_rtt()`): the cumulative part gives a sample only if it covers
         // no retransmitted data (Karn); SACKed segments give one too. srtt uses the oldest

@@ -296,6 +296,14 @@ pub fn run_scenario_detailed(
             addr::MAX_FLOWS
         )));
     }
+    if sc.hosts.tcp.probe_start {
+        return Err(KernelError::Unsupported(format!(
+            "{}: hosts.probe_start is an accelerated sender's module that Linux's TCP does not \
+             have (and this machine cannot build a BPF controller for it); run it on the \
+             simulator, or set hosts.probe_start = false to run the rest of the profile",
+            sc.name
+        )));
+    }
     if sc.flows.len() > addr::MAX_GROUPS {
         return Err(KernelError::Unsupported(format!(
             "{}: {} flow groups; the kernel backend takes at most {}",

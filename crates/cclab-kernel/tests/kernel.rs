@@ -657,3 +657,20 @@ fn host_buffers_apply_in_the_namespaces() {
     assert!(rmem < 60e6 && rmem > 35e6, "tcp_rmem 512 KiB: {rmem}");
     assert!(ours_left().is_empty(), "left behind: {:?}", ours_left());
 }
+
+/// A host setting Linux's TCP does not have is refused before anything is made, in one
+/// line that names it and says what would run instead.
+#[test]
+fn probe_start_is_refused_in_one_line() {
+    let mut sc = scenario(10e6, 20.0, 1.0, 0.0, "cubic", 1.0);
+    sc.hosts.tcp.probe_start = true;
+    let e = run_scenario(&sc, &KernelOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("hosts.probe_start") && e.contains("simulator"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(ours_left().is_empty());
+}

@@ -47,6 +47,8 @@ enum Kind {
     SizeOrOff,
     /// `rto_min`: a time from 1 ms to 10 s.
     RtoMin,
+    /// `hosts.profile`: a named set of host settings ([`HOST_PROFILES`]).
+    Profile,
     /// A controller parameter (`cc_params`), of the kind its registry entry declares.
     Param(&'static Param),
 }
@@ -92,6 +94,8 @@ const HOST_KEYS: &[(&str, Kind)] = &[
     ("slow_start_after_idle", Kind::Bool),
     ("notsent_lowat", Kind::SizeOrOff),
     ("pacing", Kind::Bool),
+    ("probe_start", Kind::Bool),
+    ("profile", Kind::Profile),
 ];
 const FLOW_KEYS: &[(&str, Kind)] = &[
     ("cc", Kind::Cc),
@@ -410,6 +414,22 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
             }
             Ok(Val::Bytes(n))
         }
+        Kind::Profile => match v {
+            RawV::Str(s) => match HOST_PROFILES
+                .iter()
+                .find(|p| p.eq_ignore_ascii_case(s.trim()))
+            {
+                Some(p) => Ok(Val::Str(p.to_string())),
+                None => Err((
+                    BadValue,
+                    format!(
+                        "unknown host profile \"{s}\" (profiles: {})",
+                        HOST_PROFILES.join(", ")
+                    ),
+                )),
+            },
+            _ => wrong(&format!("a profile name ({})", HOST_PROFILES.join(", "))),
+        },
         Kind::RtoMin => {
             let ns = time_val(v, true, "rto_min")?;
             if !(1_000_000..=cclab_core::host::RTO_MIN_MAX).contains(&ns) {
@@ -1190,6 +1210,8 @@ impl ScenarioFile {
         };
         let sh = Section::Hosts;
         let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);
+        // A profile is where the TCP settings start; the keys given override it.
+        let profile = s(get(sh, "profile")?).unwrap_or_else(|| "linux".into());
         let hosts = HostsSpec {
             latency_ns: n(get(sh, "latency")?)
                 .or(n(get(sl, "host_latency")?))
@@ -1208,7 +1230,7 @@ impl ScenarioFile {
                 .transpose()?,
             hz: n(get(sh, "hz")?).map(|x| x as u32).unwrap_or(DEFAULT_HZ),
             tcp: {
-                let d = HostTcp::default();
+                let d = host_profile(&profile);
                 let triple = |v: Option<(Val, &Node)>, d: [u64; 3]| match v {
                     Some((Val::Triple(t), _)) => t,
                     _ => d,
@@ -1224,10 +1246,12 @@ impl ScenarioFile {
                     slow_start_after_idle: b(get(sh, "slow_start_after_idle")?)
                         .unwrap_or(d.slow_start_after_idle),
                     notsent_lowat: off(n(get(sh, "notsent_lowat")?)),
+                    probe_start: b(get(sh, "probe_start")?).unwrap_or(d.probe_start),
                 }
             },
             init_cwnd: n(get(sh, "init_cwnd")?).map(|x| x as u32),
-            pacing: b(get(sh, "pacing")?).unwrap_or(false),
+            pacing: b(get(sh, "pacing")?).unwrap_or(profile == "accelerated"),
+            profile,
         };
         if let Err(e) = hosts.tcp.validate() {
             return Err(ctx.err(

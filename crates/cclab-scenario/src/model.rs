@@ -172,6 +172,28 @@ pub const DEFAULT_HZ: u32 = 250;
 /// `CONFIG_HZ` values Linux offers.
 pub const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
 
+/// Host profiles (`hosts.profile`): named starting points for the TCP settings.
+pub const HOST_PROFILES: &[&str] = &["linux", "accelerated"];
+
+/// The TCP settings of a host profile, before `[hosts]` keys override them:
+/// - `linux`: Linux's defaults ([`HostTcp::default`]);
+/// - `accelerated`: the small-files seed's vendor sender (shared/seeds.md) as far as cclab
+///   can model it: its published parameters (`tcp_wmem` 4096 16384 4194304, `rto_min`
+///   200 ms, an initial window of 10, all Linux's too), paced sending (`hosts.pacing`) and
+///   a probing start (`probe_start`). Its own SACK, RACK, RTO and retransmission modules
+///   are Linux's in cclab. Unknown names give Linux's.
+pub fn host_profile(name: &str) -> HostTcp {
+    match name {
+        "accelerated" => HostTcp {
+            tcp_wmem: [4096, 16384, 4194304],
+            rto_min: 200_000_000,
+            probe_start: true,
+            ..HostTcp::default()
+        },
+        _ => HostTcp::default(),
+    }
+}
+
 /// The end hosts (`[hosts]`): their TCP settings (socket buffers, initial windows, timeouts,
 /// pacing), how long they take to handle packets and how their kernels keep time. The
 /// simulator models all of them; the kernel lab applies the TCP settings inside its
@@ -186,6 +208,9 @@ pub struct HostsSpec {
     pub init_cwnd: Option<u32>,
     /// Pace every controller's sending (as the fq qdisc does), not only those that ask.
     pub pacing: bool,
+    /// The named set the TCP settings started from (`hosts.profile`: [`HOST_PROFILES`]);
+    /// keys given in `[hosts]` override it.
+    pub profile: String,
     /// The least time the two hosts take together to answer a packet, ns (`latency`; old
     /// name `link.host_latency`). 0 = instant.
     pub latency_ns: u64,
@@ -216,6 +241,7 @@ impl Default for HostsSpec {
             tcp: HostTcp::default(),
             init_cwnd: None,
             pacing: false,
+            profile: "linux".into(),
             latency_ns: 0,
             jitter_ns: 0,
             wake: Some(WakeSpec {
@@ -427,6 +453,8 @@ impl Scenario {
         );
         m.insert("hosts.notsent_lowat".into(), opt(t.notsent_lowat));
         m.insert("hosts.pacing".into(), Value::from(h.pacing));
+        m.insert("hosts.probe_start".into(), Value::from(t.probe_start));
+        m.insert("hosts.profile".into(), Value::from(h.profile.clone()));
         let single = self.flows.len() == 1;
         for (i, f) in self.flows.iter().enumerate() {
             let p = if single {
@@ -526,6 +554,8 @@ impl Scenario {
             tcp.slow_start_after_idle.into(),
         );
         ht.insert("pacing".into(), h.pacing.into());
+        ht.insert("probe_start".into(), tcp.probe_start.into());
+        ht.insert("profile".into(), h.profile.clone().into());
         t.insert("hosts".into(), toml::Value::Table(ht));
         let flows = self
             .flows

@@ -1101,6 +1101,24 @@ impl CongestionControl for Bbr {
         true
     }
 
+    /// Probing start (not Linux's BBR): take the ACK train's rate as the bandwidth model,
+    /// count the pipe as filled (STARTUP ends; DRAIN and PROBE_BW follow) and open cwnd to
+    /// its target at once.
+    fn jump_start(&mut self, tp: &mut TcpState, bw: u64, _min_rtt_us: u32) {
+        let per_us = ((bw as u128) << BW_SCALE) / (tp.mss.max(1) as u128 * 1_000_000);
+        let per_us = per_us.min(u32::MAX as u128) as u64;
+        if per_us <= self.max_bw() as u64 {
+            return;
+        }
+        self.bw.update(BBR_BW_RTTS, self.rtt_cnt as u64, per_us);
+        self.full_bw = self.max_bw();
+        self.full_bw_reached = true;
+        let target = self.inflight(tp, self.max_bw(), BBR_CWND_GAIN);
+        if target > tp.snd_cwnd {
+            tp.set_cwnd(target);
+        }
+    }
+
     /// `bbr_sndbuf_expand()`: 3 x cwnd, as BBR may slow-start even during recovery.
     fn sndbuf_expand(&self) -> u32 {
         3

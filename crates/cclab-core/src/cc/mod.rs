@@ -282,6 +282,17 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// An accelerated sender's probing start (`HostTcp::probe_start`; not in Linux): the
+    /// first round's ACK train measured the bottleneck at `bw` bytes per second. A
+    /// loss-based controller opens cwnd to that rate's BDP and leaves slow start there.
+    fn jump_start(&mut self, tp: &mut TcpState, bw: u64, min_rtt_us: u32) {
+        let bdp = (bw as u128 * min_rtt_us as u128 / 1_000_000 / tp.mss.max(1) as u128) as u32;
+        if bdp > tp.snd_cwnd {
+            tp.set_cwnd(bdp);
+            tp.snd_ssthresh = bdp;
+        }
+    }
+
     /// Send-buffer segments per cwnd segment (`sndbuf_expand`; Linux's default is 2).
     fn sndbuf_expand(&self) -> u32 {
         2

@@ -26,6 +26,20 @@ pub fn find<'a>(doc: &'a ResultsDoc, want: &[(&str, serde_json::Value)]) -> &'a 
         .unwrap_or_else(|| panic!("no run with {want:?}"))
 }
 
+/// Median goodput of the first flow over every run (seed) with these params.
+#[allow(dead_code)]
+pub fn median_goodput(doc: &ResultsDoc, want: &[(&str, serde_json::Value)]) -> f64 {
+    let mut v: Vec<f64> = doc
+        .runs
+        .iter()
+        .filter(|r| want.iter().all(|(k, v)| r.params.get(*k) == Some(v)))
+        .map(goodput)
+        .collect();
+    assert!(!v.is_empty(), "no run with {want:?}");
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// The rtt-sweep seed's paths: RTT (s) -> the loss inferred for that path (its scenario
 /// runs both rates on every path).
 #[allow(dead_code)]
