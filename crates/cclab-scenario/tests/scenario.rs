@@ -797,6 +797,8 @@ fn resolved_map_has_every_key() {
             "hosts.slow_start_after_idle",
             "hosts.notsent_lowat",
             "hosts.pacing",
+            "hosts.probe_start",
+            "hosts.profile",
             "flows.cc",
             "flows.count",
             "flows.start",
