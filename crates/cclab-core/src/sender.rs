@@ -267,7 +267,8 @@ pub struct Sender {
     /// An ACK freed buffer space since the last write (`SOCK_QUEUE_SHRUNK`).
     queue_shrunk: bool,
     /// Probing start (`HostTcp::probe_start`): the first and latest ACK of the initial
-    /// window that delivered data, (time, delivered); `None` once the jump is done.
+    /// window that delivered data, (time, delivered); `None` before the first. The jump is
+    /// done once `stats.probe_start_bw` is known.
     train: Option<[(Nanos, u64); 2]>,
 }
 
@@ -276,6 +277,7 @@ impl Sender {
         let mut tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
         tp.hz = cfg.hz.max(1);
         let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
+        tp.paced = pacing;
         let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
         let rtt = RttEstimator::with_rto_min(cfg.host.rto_min);
         let snd_wnd_end = cfg.peer_init_wnd;

@@ -199,17 +199,25 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
+    // A run stopped by SIGINT/SIGTERM stops the whole matrix: no new run starts.
+    let stop = AtomicBool::new(false);
     let results: Mutex<Vec<Option<Result<RunResult, Error>>>> =
         Mutex::new((0..n).map(|_| None).collect());
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= n {
                     break;
                 }
                 let r = run_until_quiet(opts, backend.as_ref(), &jobs[i]);
+                if matches!(&r, Err(e) if e.exit > 128) {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 results.lock().unwrap()[i] = Some(r);
                 done.fetch_add(1, Ordering::Relaxed);
             });
@@ -217,13 +225,22 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
         if opts.progress {
             s.spawn(|| progress(&done, &finished, n, start));
         }
-        // Wait for the workers, then stop the progress thread.
-        while done.load(Ordering::Relaxed) < n {
+        // Wait for the workers (or a signal), then stop the progress thread.
+        while done.load(Ordering::Relaxed) < n && !stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(20));
         }
         finished.store(true, Ordering::Relaxed);
     });
     let results = results.into_inner().unwrap();
+    if stop.load(Ordering::Relaxed) {
+        // The scope has joined every worker: report the signal, not a half matrix.
+        let e = results
+            .into_iter()
+            .flatten()
+            .find_map(|r| r.err().filter(|e| e.exit > 128))
+            .expect("a run stopped by a signal");
+        return Err(e);
+    }
     let mut docs: Vec<ResultsDoc> = plans
         .iter()
         .map(|p| ResultsDoc {

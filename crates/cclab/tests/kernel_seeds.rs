@@ -192,3 +192,44 @@ fn small_files() {
     let large = g(25_000_000, "bbr") / g(25_000_000, "cubic");
     assert!(large >= 1.2, "25 MB bbr/cubic {large:.2}");
 }
+
+/// Ctrl-C stops a whole matrix, not only the run in progress: `cclab run` exits with 130
+/// within seconds and leaves nothing behind (it used to go on with the next runs).
+#[test]
+fn sigint_stops_a_matrix() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = cclab_kernel::lab_unavailable(&["cubic"]) {
+        println!("SKIP: sigint_stops_a_matrix: {why}");
+        return;
+    }
+    let d = common::tmpdir("sigint-matrix");
+    let f = d.join("m.toml");
+    std::fs::write(
+        &f,
+        "name = \"m\"\nduration = \"10s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\nloss = [0, \"0.1%\", \"1%\"]\n[[flows]]\ncc = \"cubic\"\n",
+    )
+    .unwrap();
+    let mut child = common::cclab()
+        .args(["run", "--backend", "kernel", "-q"])
+        .arg(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t.elapsed().as_secs() < 15,
+            "still running 15 s after SIGINT"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(t.elapsed().as_secs() < 8, "took {:?} to stop", t.elapsed());
+    assert!(cclab_kernel::namespaces_of(child.id()).is_empty());
+}

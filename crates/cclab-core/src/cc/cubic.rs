@@ -62,9 +62,9 @@
 //!
 //! - `sk->sk_gso_max_size` (used by `hystart_ack_delay`): [`Cubic::gso_max_size`], default
 //!   65536 bytes (`GSO_LEGACY_MAX_SIZE`, the usual device value without BIG TCP).
-//! - `sk->sk_pacing_status`: [`Cubic::fq_pacing`], default `false` = `SK_PACING_NONE`
-//!   (CUBIC does not request pacing; set it to `true` to model sch_fq, i.e. `SK_PACING_FQ`,
-//!   which stops the ACK-train threshold from being halved).
+//! - `sk->sk_pacing_status`: `TcpState::paced` (the sender paces: `[hosts] pacing`, i.e.
+//!   `SK_PACING_NEEDED`) or [`Cubic::fq_pacing`] (sch_fq, `SK_PACING_FQ`); either stops the
+//!   ACK-train threshold from being halved. CUBIC itself does not request pacing.
 //! - Module parameters are plain public fields with the Linux defaults. `beta` and
 //!   `bic_scale` are constants here, because Linux folds them into `beta_scale`,
 //!   `cube_rtt_scale` and `cube_factor` once at module load.
@@ -516,7 +516,7 @@ impl Cubic {
                 // Unpaced senders emit the window in a burst, so a train lasting half the
                 // minimum RTT already means the pipe is full. With fq pacing the burst can
                 // itself stretch to RTT/2, so the full delay_min is used.
-                if !self.fq_pacing {
+                if !self.fq_pacing && !tp.paced {
                     threshold >>= 1;
                 }
 
@@ -1025,6 +1025,17 @@ mod tests {
         // Threshold 10262 us: the 104th ACK of the round (at +10300 us) is the first past it.
         acks(&mut cc, &mut tp, 103, 100, 10_000);
         assert!(!cc.hystart_found());
+        acks(&mut cc, &mut tp, 1, 100, 10_000);
+        assert!(cc.hystart_found());
+
+        // A sender that paces every connection (`SO_MAX_PACING_RATE`: `SK_PACING_NEEDED`)
+        // keeps the full threshold too.
+        let (mut cc, mut tp) = hystart_flow(200);
+        tp.paced = true;
+        tp.pacing_rate = 1_000_000_000;
+        acks(&mut cc, &mut tp, 200, 5000, 10_000);
+        acks(&mut cc, &mut tp, 103, 100, 10_000);
+        assert!(!cc.hystart_found(), "halved although paced");
         acks(&mut cc, &mut tp, 1, 100, 10_000);
         assert!(cc.hystart_found());
     }

@@ -83,6 +83,10 @@ pub struct TcpState {
     pub pacing_rate: u64,
     /// Upper bound on the pacing rate (`sk->sk_max_pacing_rate`).
     pub max_pacing_rate: u64,
+    /// The sender paces this connection (`sk->sk_pacing_status != SK_PACING_NONE`): the
+    /// controller asked (BBR), or the host paces every connection (`[hosts] pacing`, as
+    /// `SO_MAX_PACING_RATE` or sch_fq do).
+    pub paced: bool,
     /// Smoothed RTT in microseconds (plain; Linux stores it shifted left by 3). 0 = no sample yet.
     pub srtt_us: u32,
     /// Windowed minimum RTT in microseconds (`tcp_min_rtt()`); `u32::MAX` = none yet.
@@ -150,6 +154,7 @@ impl TcpState {
             snd_nxt: 0,
             lsndtime_ns: 0,
             hz: DEFAULT_HZ,
+            paced: false,
         }
     }
 
