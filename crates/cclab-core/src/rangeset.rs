@@ -40,6 +40,11 @@ impl RangeSet {
         self.map.iter().next().map(|(&s, &e)| s..e)
     }
 
+    /// Highest stored range.
+    pub fn last(&self) -> Option<Range<u64>> {
+        self.map.iter().next_back().map(|(&s, &e)| s..e)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Range<u64>> + '_ {
         self.map.iter().map(|(&s, &e)| s..e)
     }

@@ -273,7 +273,7 @@ impl Receiver {
         }
         let mut rcvwin = newval << 1;
         rcvwin += (rcvwin * newval.saturating_sub(old) / old) << 1;
-        if let Some(last) = self.ooo.iter().last() {
+        if let Some(last) = self.ooo.last() {
             rcvwin += self.bytes_below(last.end) - self.bytes_below(self.rcv_nxt);
         }
         let rcvbuf =
@@ -350,10 +350,10 @@ impl Receiver {
                 if let Some(r) = self.ooo.first() {
                     if r.start == self.rcv_nxt {
                         self.rcv_nxt = r.end;
+                        self.ooo_segs -= r.end - r.start;
                     }
                 }
                 self.ooo.remove_below(self.rcv_nxt);
-                self.ooo_segs = self.ooo.iter().map(|r| r.end - r.start).sum();
                 ack_now = true;
             }
             self.delivered_bytes = self.bytes_below(self.rcv_nxt);
