@@ -77,6 +77,51 @@ pub fn sndbuf_per_mss(mss: u32) -> u64 {
     per.next_power_of_two() + 256
 }
 
+/// A `tcp_rmem`/`tcp_wmem` triple as Linux accepts it: min <= default <= max, all above
+/// 0, max within an `int`.
+pub fn check_mem(t: [u64; 3]) -> Result<(), String> {
+    if t[0] == 0 || t[0] > t[1] || t[1] > t[2] {
+        return Err(format!(
+            "{} {} {} is out of order: the three sizes are min, default and max, \
+             each above 0 and min <= default <= max",
+            t[0], t[1], t[2]
+        ));
+    }
+    if t[2] > i32::MAX as u64 {
+        return Err(format!(
+            "a max of {} bytes is more than Linux accepts ({} bytes)",
+            t[2],
+            i32::MAX
+        ));
+    }
+    Ok(())
+}
+
+/// A socket buffer (`SO_RCVBUF`/`SO_SNDBUF` value, or a byte limit like `notsent_lowat`):
+/// 1 byte to 1 GiB.
+pub fn check_sockbuf(b: u64) -> Result<(), String> {
+    if b == 0 {
+        return Err("must be positive bytes".into());
+    }
+    if b > (i32::MAX / 2) as u64 {
+        return Err(format!(
+            "{b} bytes is more than a socket takes (1 GiB at most)"
+        ));
+    }
+    Ok(())
+}
+
+/// `rto_min`: 1 ms to 10 s ([`RTO_MIN_MAX`]).
+pub fn check_rto_min(ns: Nanos) -> Result<(), String> {
+    if !(NS_PER_MS..=RTO_MIN_MAX).contains(&ns) {
+        return Err(format!(
+            "rto_min = {} ms is out of range: give 1ms to 10s (Linux: 200ms)",
+            ns as f64 / NS_PER_MS as f64
+        ));
+    }
+    Ok(())
+}
+
 /// One end host's TCP configuration (see the module docs). `Default` is Linux's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostTcp {
@@ -125,48 +170,18 @@ impl HostTcp {
     /// Checks the settings as Linux would accept them; the error names the setting and
     /// what would fix it.
     pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [("tcp_rmem", self.tcp_rmem), ("tcp_wmem", self.tcp_wmem)] {
-            if v[0] == 0 || v[0] > v[1] || v[1] > v[2] {
-                return Err(format!(
-                    "{name} = {} {} {} is out of order: it is min, default, max, each > 0 \
-                     and min <= default <= max (Linux: {})",
-                    v[0],
-                    v[1],
-                    v[2],
-                    if name == "tcp_rmem" {
-                        "4096 131072 33554432"
-                    } else {
-                        "4096 16384 4194304"
-                    }
-                ));
-            }
-            if v[2] > i32::MAX as u64 {
-                return Err(format!(
-                    "{name} max {} is above what Linux accepts ({} bytes)",
-                    v[2],
-                    i32::MAX
-                ));
-            }
+        for (name, t) in [("tcp_rmem", self.tcp_rmem), ("tcp_wmem", self.tcp_wmem)] {
+            check_mem(t).map_err(|e| format!("{name}: {e}"))?;
         }
         for (name, v) in [("rcvbuf", self.rcvbuf), ("sndbuf", self.sndbuf)] {
             if let Some(b) = v {
-                if b == 0 || b > (i32::MAX / 2) as u64 {
-                    return Err(format!(
-                        "{name} = {b} bytes is impossible: SO_{} takes 1 byte to 1 GiB",
-                        name.to_uppercase()
-                    ));
-                }
+                check_sockbuf(b).map_err(|e| format!("{name}: {e}"))?;
             }
         }
         if self.init_rwnd == Some(0) {
             return Err("init_rwnd = 0 would offer no window: give at least 1 segment".into());
         }
-        if self.rto_min == 0 || self.rto_min > RTO_MIN_MAX {
-            return Err(format!(
-                "rto_min = {} ms is out of range: give 1 ms to 10 s (Linux: 200 ms)",
-                self.rto_min as f64 / NS_PER_MS as f64
-            ));
-        }
+        check_rto_min(self.rto_min)?;
         if self.notsent_lowat == Some(0) {
             return Err(
                 "notsent_lowat = 0 would never let the application write: give bytes, \

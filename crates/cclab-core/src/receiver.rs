@@ -103,8 +103,7 @@ pub struct Receiver {
     window_clamp: u64,
     /// Payload share of the buffer, 1/256 (`scaling_ratio`).
     scaling_ratio: u64,
-    /// Right edge of the last advertised window, bytes, and that window (`rcv_wnd`).
-    rcv_wnd_end: u64,
+    /// The last advertised window, bytes past `rcv_wup` (`rcv_wnd`).
     rcv_wnd: u64,
     /// Segments held out of order.
     ooo_segs: u64,
@@ -141,7 +140,6 @@ impl Receiver {
             rcvbuf,
             window_clamp,
             scaling_ratio: host::DEFAULT_SCALING_RATIO,
-            rcv_wnd_end: rcv_wnd,
             rcv_wnd,
             ooo_segs: 0,
             rcvq_space,
@@ -294,12 +292,11 @@ impl Receiver {
         if free < full / 2 && (free < allowed / 16 || free < mss) {
             free = 0;
         }
-        let left = self.bytes_below(self.rcv_nxt);
-        let cur = self.rcv_wnd_end.saturating_sub(left);
-        let wnd = free.min(self.rcv_ssthresh).max(cur);
-        self.rcv_wnd_end = left + wnd;
-        self.rcv_wnd = wnd;
-        wnd
+        // `tcp_receive_window()`: what is left of the last offer, from `rcv_wup`.
+        let right_edge = self.bytes_below(self.rcv_wup) + self.rcv_wnd;
+        let cur = right_edge.saturating_sub(self.bytes_below(self.rcv_nxt));
+        self.rcv_wnd = free.min(self.rcv_ssthresh).max(cur);
+        self.rcv_wnd
     }
 
     /// `tcp_incr_quickack()`: at least min(advertised window / 2 segments, 16) quick ACKs.
@@ -443,9 +440,9 @@ impl Receiver {
         self.delack_deadline = None;
         self.comp_deadline = None;
         self.compressed_acks = 0;
+        let wnd = self.select_window();
         self.rcv_wup = self.rcv_nxt;
         self.quickacks = self.quickacks.saturating_sub(1);
-        let wnd = self.select_window();
         let mut ack = Ack {
             cum: self.rcv_nxt,
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
@@ -518,7 +515,6 @@ mod tests {
         });
         r.rcv_ssthresh = window_clamp.min(10_000);
         r.rcv_wnd = r.rcv_ssthresh;
-        r.rcv_wnd_end = r.rcv_wnd;
         r
     }
 

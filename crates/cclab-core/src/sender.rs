@@ -1567,23 +1567,17 @@ mod tests {
         // `tcp_cwnd_test()`: the initial window of 10 leaves as two buffers of 5, and an ACK
         // for all of it (cwnd 20, 20 sendable) releases two buffers of 10.
         let mut s = sender(true, None);
-        let b = drain(&mut s, 0);
-        let ends: Vec<usize> = b
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.burst_end)
-            .map(|(i, _)| i)
-            .collect();
-        assert_eq!(ends, vec![4, 9]);
+        // Indices of the segments that end a burst.
+        let ends = |b: &[Segment]| -> Vec<usize> {
+            b.iter()
+                .enumerate()
+                .filter(|(_, g)| g.burst_end)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        assert_eq!(ends(&drain(&mut s, 0)), vec![4, 9]);
         s.on_ack(1_000 * US, &ack(10));
-        let b = drain(&mut s, 1_000 * US);
-        let ends: Vec<usize> = b
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.burst_end)
-            .map(|(i, _)| i)
-            .collect();
-        assert_eq!(ends, vec![9, 19]);
+        assert_eq!(ends(&drain(&mut s, 1_000 * US)), vec![9, 19]);
     }
 
     #[test]

@@ -542,10 +542,7 @@ fn seeds_table(out: &mut String, doc: &ResultsDoc) {
             );
             for k in &keys {
                 let v = if j == 0 {
-                    run.params
-                        .get(k)
-                        .map(|v| units::param(k, v))
-                        .unwrap_or_default()
+                    units::param_in(&run.params, k)
                 } else {
                     String::new()
                 };
@@ -615,11 +612,7 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             if first {
                 let _ = write!(out, "<td rowspan=\"{n}\">{}</td>", ri + 1);
                 for k in &keys {
-                    let v = run
-                        .params
-                        .get(k)
-                        .map(|v| units::param(k, v))
-                        .unwrap_or_default();
+                    let v = units::param_in(&run.params, k);
                     let _ = write!(out, "<td rowspan=\"{n}\">{}</td>", esc(&v));
                 }
                 if multi_seed {

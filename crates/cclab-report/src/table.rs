@@ -142,10 +142,7 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
             }];
             for k in &param_keys {
                 row.push(if first {
-                    run.params
-                        .get(k)
-                        .map(|v| units::param(k, v))
-                        .unwrap_or_default()
+                    units::param_in(&run.params, k)
                 } else {
                     String::new()
                 });

@@ -76,6 +76,11 @@ pub fn sig3(v: f64) -> String {
 }
 
 /// A swept parameter value for a table cell: rates, times and probabilities read naturally.
+/// The value of `key` in a run's params, formatted as [`param`] does; empty if absent.
+pub fn param_in(params: &serde_json::Map<String, serde_json::Value>, key: &str) -> String {
+    params.get(key).map(|v| param(key, v)).unwrap_or_default()
+}
+
 pub fn param(key: &str, v: &serde_json::Value) -> String {
     use serde_json::Value;
     let leaf = key.rsplit('.').next().unwrap_or(key);

@@ -376,19 +376,7 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
                 for (i, p) in parts.iter().enumerate() {
                     t[i] = units::parse_size(p).map_err(|m| (BadValue, m))?;
                 }
-                if t[0] == 0 || t[0] > t[1] || t[1] > t[2] {
-                    return Err((BadValue, format!("{} {} {} is out of order: the three sizes are min, default and max, each above 0 and min <= default <= max", t[0], t[1], t[2])));
-                }
-                if t[2] > i32::MAX as u64 {
-                    return Err((
-                        BadValue,
-                        format!(
-                            "a max of {} bytes is more than Linux accepts ({} bytes)",
-                            t[2],
-                            i32::MAX
-                        ),
-                    ));
-                }
+                cclab_core::host::check_mem(t).map_err(|m| (BadValue, m))?;
                 Ok(Val::Triple(t))
             }
             _ => wrong("a string of three sizes like \"4096 131072 6291456\""),
@@ -403,15 +391,8 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
                 }
                 _ => return wrong("a size like \"4mb\", or \"off\""),
             };
-            if n == 0 {
-                return Err((BadValue, "must be positive bytes, or \"off\"".into()));
-            }
-            if n > (i32::MAX / 2) as u64 {
-                return Err((
-                    BadValue,
-                    format!("{n} bytes is more than a socket takes (1 GiB at most)"),
-                ));
-            }
+            cclab_core::host::check_sockbuf(n)
+                .map_err(|m| (BadValue, format!("{m}, or \"off\"")))?;
             Ok(Val::Bytes(n))
         }
         Kind::Profile => match v {
@@ -432,15 +413,7 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
         },
         Kind::RtoMin => {
             let ns = time_val(v, true, "rto_min")?;
-            if !(1_000_000..=cclab_core::host::RTO_MIN_MAX).contains(&ns) {
-                return Err((
-                    BadValue,
-                    format!(
-                        "rto_min = {} is out of range: give 1ms to 10s (Linux: 200ms)",
-                        units::fmt_time(ns)
-                    ),
-                ));
-            }
+            cclab_core::host::check_rto_min(ns).map_err(|m| (BadValue, m))?;
             Ok(Val::Ns(ns))
         }
         Kind::Param(spec) => {
@@ -1212,6 +1185,7 @@ impl ScenarioFile {
         let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);
         // A profile is where the TCP settings start; the keys given override it.
         let profile = s(get(sh, "profile")?).unwrap_or_else(|| "linux".into());
+        let base = host_profile(&profile);
         let hosts = HostsSpec {
             latency_ns: n(get(sh, "latency")?)
                 .or(n(get(sl, "host_latency")?))
@@ -1230,7 +1204,7 @@ impl ScenarioFile {
                 .transpose()?,
             hz: n(get(sh, "hz")?).map(|x| x as u32).unwrap_or(DEFAULT_HZ),
             tcp: {
-                let d = host_profile(&profile);
+                let d = &base.tcp;
                 let triple = |v: Option<(Val, &Node)>, d: [u64; 3]| match v {
                     Some((Val::Triple(t), _)) => t,
                     _ => d,
@@ -1250,7 +1224,7 @@ impl ScenarioFile {
                 }
             },
             init_cwnd: n(get(sh, "init_cwnd")?).map(|x| x as u32),
-            pacing: b(get(sh, "pacing")?).unwrap_or(profile == "accelerated"),
+            pacing: b(get(sh, "pacing")?).unwrap_or(base.pacing),
             profile,
         };
         if let Err(e) = hosts.tcp.validate() {

@@ -175,22 +175,36 @@ pub const HZ_VALUES: [u32; 4] = [100, 250, 300, 1000];
 /// Host profiles (`hosts.profile`): named starting points for the TCP settings.
 pub const HOST_PROFILES: &[&str] = &["linux", "accelerated"];
 
-/// The TCP settings of a host profile, before `[hosts]` keys override them:
-/// - `linux`: Linux's defaults ([`HostTcp::default`]);
+/// What a host profile sets, before `[hosts]` keys override it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostProfile {
+    pub tcp: HostTcp,
+    /// `hosts.pacing`.
+    pub pacing: bool,
+}
+
+/// A host profile:
+/// - `linux`: Linux's defaults ([`HostTcp::default`]), no pacing beyond the controller's;
 /// - `accelerated`: the small-files seed's vendor sender (shared/seeds.md) as far as cclab
 ///   can model it: its published parameters (`tcp_wmem` 4096 16384 4194304, `rto_min`
-///   200 ms, an initial window of 10, all Linux's too), paced sending (`hosts.pacing`) and
-///   a probing start (`probe_start`). Its own SACK, RACK, RTO and retransmission modules
-///   are Linux's in cclab. Unknown names give Linux's.
-pub fn host_profile(name: &str) -> HostTcp {
+///   200 ms, an initial window of 10, all Linux's too), paced sending and a probing start
+///   (`probe_start`). Its own SACK, RACK, RTO and retransmission modules are Linux's in
+///   cclab. Unknown names give Linux's.
+pub fn host_profile(name: &str) -> HostProfile {
     match name {
-        "accelerated" => HostTcp {
-            tcp_wmem: [4096, 16384, 4194304],
-            rto_min: 200_000_000,
-            probe_start: true,
-            ..HostTcp::default()
+        "accelerated" => HostProfile {
+            tcp: HostTcp {
+                tcp_wmem: [4096, 16384, 4194304],
+                rto_min: 200_000_000,
+                probe_start: true,
+                ..HostTcp::default()
+            },
+            pacing: true,
         },
-        _ => HostTcp::default(),
+        _ => HostProfile {
+            tcp: HostTcp::default(),
+            pacing: false,
+        },
     }
 }
 

@@ -26,23 +26,23 @@ pub fn find<'a>(doc: &'a ResultsDoc, want: &[(&str, serde_json::Value)]) -> &'a 
         .unwrap_or_else(|| panic!("no run with {want:?}"))
 }
 
-/// Median goodput of the first flow over every run (seed) with these params.
-#[allow(dead_code)]
-pub fn median_goodput(doc: &ResultsDoc, want: &[(&str, serde_json::Value)]) -> f64 {
-    let mut v: Vec<f64> = doc
-        .runs
-        .iter()
-        .filter(|r| want.iter().all(|(k, v)| r.params.get(*k) == Some(v)))
-        .map(goodput)
-        .collect();
-    assert!(!v.is_empty(), "no run with {want:?}");
+/// Median first-flow goodput over the runs (seeds) `keep` selects.
+fn median_where(doc: &ResultsDoc, keep: impl Fn(&RunResult) -> bool) -> Option<f64> {
+    let mut v: Vec<f64> = doc.runs.iter().filter(|r| keep(r)).map(goodput).collect();
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied()
+}
+
+/// Median goodput of the first flow over every run (seed) with these params.
+pub fn median_goodput(doc: &ResultsDoc, want: &[(&str, serde_json::Value)]) -> f64 {
+    median_where(doc, |r| {
+        want.iter().all(|(k, v)| r.params.get(*k) == Some(v))
+    })
+    .unwrap_or_else(|| panic!("no run with {want:?}"))
 }
 
 /// The rtt-sweep seed's paths: RTT (s) -> the loss inferred for that path (its scenario
 /// runs both rates on every path).
-#[allow(dead_code)]
 pub fn rtt_sweep_loss(rtt: f64) -> f64 {
     if (rtt - 0.099).abs() < 1e-9 {
         0.00008
@@ -53,26 +53,15 @@ pub fn rtt_sweep_loss(rtt: f64) -> f64 {
 
 /// Median first-flow goodput of the rtt-sweep runs at `rtt` with controller `cc`, on that
 /// path's own loss rate.
-#[allow(dead_code)]
 pub fn rtt_sweep_goodput(doc: &ResultsDoc, rtt: f64, cc: &str) -> f64 {
     let loss = rtt_sweep_loss(rtt);
-    let mut v: Vec<f64> = doc
-        .runs
-        .iter()
-        .filter(|r| {
-            let p = |k: &str| r.params.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-            (p("link.rtt") - rtt).abs() < 1e-9
-                && (p("link.loss") - loss).abs() < 1e-12
-                && r.params.get("flows.cc") == Some(&serde_json::json!(cc))
-        })
-        .map(goodput)
-        .collect();
-    assert!(
-        !v.is_empty(),
-        "no rtt-sweep run at {rtt} s, {cc}, loss {loss}"
-    );
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let p = |r: &RunResult, k: &str| r.params.get(k).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    median_where(doc, |r| {
+        (p(r, "link.rtt") - rtt).abs() < 1e-9
+            && (p(r, "link.loss") - loss).abs() < 1e-12
+            && r.params.get("flows.cc") == Some(&serde_json::json!(cc))
+    })
+    .unwrap_or_else(|| panic!("no rtt-sweep run at {rtt} s, {cc}, loss {loss}"))
 }
 
 /// Goodput of a run's first flow.
