@@ -269,6 +269,17 @@ pub fn advise(path: &str, opts: &AdviseOptions) -> Result<Advice, Error> {
     };
     // The current setting: the scenario's hosts and its first controller.
     let first = plan(path, &ropts(base_overrides.clone(), "sim"))?;
+    // The gain is over one current host: a scenario that sweeps its hosts has several.
+    if let Some(k) = first.points[0]
+        .params
+        .keys()
+        .find(|k| k.starts_with("hosts."))
+    {
+        return Err(Error::new(format!(
+            "{path}: advise compares settings with the scenario's one current host, and it \
+             sweeps {k}: pick one value with --set {k}=VALUE"
+        )));
+    }
     let sc = &first.points[0].scenario;
     let current = Candidate {
         cc: sc.flows[0].cc.clone(),

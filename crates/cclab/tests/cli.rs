@@ -551,6 +551,21 @@ fn advise_ranks_settings_and_prints_commands() {
         .map(|r| r["predicted"].as_f64().unwrap())
         .collect();
     assert!(p.windows(2).all(|w| w[0] <= w[1] * 1.006), "{p:?}");
+    // A scenario that sweeps its hosts has no one current setting to compare with.
+    let seed = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/seeds/small-files.toml"
+    );
+    let out = cclab()
+        .args(["advise", "-q", "--objective", "fct:640kb", seed])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--set hosts.profile=") && err.lines().count() == 1,
+        "{err}"
+    );
     let out = cclab()
         .args(["advise", "--objective", "fast"])
         .arg(&f)
