@@ -10,6 +10,27 @@ pub const HEADER_BYTES: u32 = 52;
 /// timestamp option is on (the default), which this model assumes.
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// The ECN field of an IP header (RFC 3168 codepoints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// Not ECN-capable transport: a congested queue drops it.
+    #[default]
+    NotEct,
+    /// ECT(0): ECN-capable (classic ECN, RFC 3168).
+    Ect0,
+    /// ECT(1): ECN-capable (L4S, RFC 9331).
+    Ect1,
+    /// Congestion Experienced: a queue marked it instead of dropping it.
+    Ce,
+}
+
+impl Ecn {
+    /// Whether a queue may mark this packet CE instead of dropping it.
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce)
+    }
+}
+
 /// A data segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
@@ -28,6 +49,12 @@ pub struct Segment {
     /// sender had processed when it sent this segment; 0 before any. The receiver measures
     /// its RTT from it (`tcp_rcv_rtt_measure_ts()`).
     pub tsecr: Nanos,
+    /// The IP header's ECN field: ECT on new data of a flow that negotiated ECN
+    /// (`tcp_ecn_send()`), CE once a queue marked it.
+    pub ecn: Ecn,
+    /// The TCP CWR flag: the sender reduced its window after an ECN echo
+    /// (`tcp_ecn_queue_cwr()`; carried by the first new data segment after the reduction).
+    pub cwr: bool,
 }
 
 impl Segment {
@@ -60,6 +87,9 @@ pub struct Ack {
     pub wnd: u64,
     /// TCP timestamp value (`TSval`): the receiver's clock when it sent this ACK.
     pub tsval: Nanos,
+    /// The TCP ECE flag: the receiver echoes a CE mark (RFC 3168: on every ACK until a
+    /// segment with CWR arrives; DCTCP: on the ACKs of CE-marked segments).
+    pub ece: bool,
 }
 
 impl Ack {

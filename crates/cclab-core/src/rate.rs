@@ -24,6 +24,12 @@ pub struct TxRecord {
     pub delivered: u64,
     pub is_app_limited: bool,
     pub is_retrans: bool,
+    /// Packets in flight after this transmission, itself included (`tx.in_flight`).
+    pub in_flight: u32,
+    /// `tp.lost` at send (`tx.lost`).
+    pub lost: u64,
+    /// `tp.delivered_ce` at send (`tx.delivered_ce`).
+    pub delivered_ce: u64,
 }
 
 /// Connection-level sampler state.
@@ -37,6 +43,9 @@ pub struct RateSampler {
     pub rate_app_limited: bool,
     // Sequence end of the sampled transmission, to break send-time ties (`rs->last_end_seq`).
     last_end_seq: u64,
+    // `tx.lost` and `tx.delivered_ce` of the sampled transmission.
+    prior_lost: u64,
+    prior_delivered_ce: u64,
 }
 
 impl RateSampler {
@@ -58,6 +67,10 @@ impl RateSampler {
             delivered: tp.delivered,
             is_app_limited: tp.app_limited != 0,
             is_retrans,
+            // The caller counts the segment into packets_out/retrans_out after this call.
+            in_flight: tp.packets_in_flight() + 1,
+            lost: tp.lost,
+            delivered_ce: tp.delivered_ce,
         }
     }
 
@@ -75,6 +88,9 @@ impl RateSampler {
             rs.prior_mstamp_us = rec.delivered_mstamp_us;
             rs.is_app_limited = rec.is_app_limited;
             rs.is_retrans = rec.is_retrans;
+            rs.tx_in_flight = rec.in_flight;
+            self.prior_lost = rec.lost;
+            self.prior_delivered_ce = rec.delivered_ce;
             self.last_end_seq = end_seq;
             self.first_tx_us = rec.sent_us;
             rs.interval_us = rec.sent_us.saturating_sub(rec.first_tx_us) as i64;
@@ -99,6 +115,8 @@ impl RateSampler {
             return;
         }
         rs.delivered = (tp.delivered - rs.prior_delivered) as i64;
+        rs.delivered_ce = tp.delivered_ce.saturating_sub(self.prior_delivered_ce) as i64;
+        rs.lost = tp.lost.saturating_sub(self.prior_lost) as u32;
         let snd_us = rs.interval_us.max(0);
         let ack_us = tp.now_us.saturating_sub(rs.prior_mstamp_us) as i64;
         rs.interval_us = snd_us.max(ack_us);

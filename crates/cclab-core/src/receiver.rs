@@ -451,6 +451,7 @@ impl Receiver {
             dsack,
             wnd,
             tsval: self.now,
+            ece: false,
         };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
@@ -490,6 +491,8 @@ mod tests {
             sent_ns: 0,
             burst_end: true,
             tsecr: 0,
+            ecn: crate::packet::Ecn::NotEct,
+            cwr: false,
         }
     }
 

@@ -697,6 +697,8 @@ impl Sender {
             sent_ns: now,
             burst_end: false,
             tsecr: self.ts_recent,
+            ecn: crate::packet::Ecn::NotEct,
+            cwr: false,
         }
     }
 
@@ -1111,6 +1113,7 @@ impl Sender {
 
         // End of a tail-loss-probe episode (`tcp_process_tlp_ack()`).
         if let Some(h) = self.tlp_high_seq {
+            rs.is_acking_tlp_retrans_seq = self.tlp_retrans && ack.cum >= h && una_advanced;
             if ack.cum >= h {
                 if !self.tlp_retrans || ack.dsack {
                     // New data was probed, or the probe was a duplicate: no loss.
@@ -1122,6 +1125,7 @@ impl Sender {
                     self.end_cwnd_reduction();
                     self.set_ca_state(CaState::Open);
                     self.high_seq = self.tp.snd_nxt;
+                    self.cc.cwnd_event(&mut self.tp, CaEvent::TlpRecovery);
                 } else if !una_advanced && acc.delivered == 0 {
                     // A pure duplicate ACK: original and probe both arrived.
                     self.tlp_high_seq = None;
@@ -1237,6 +1241,8 @@ impl Sender {
         }
         self.tp.lost += 1;
         self.lost_pending.insert(seq);
+        let rec = s.rec;
+        self.cc.skb_marked_lost(&mut self.tp, &rec);
     }
 
     /// RACK reordering window (`tcp_rack_reo_wnd()`, no reordering observed).
@@ -1478,6 +1484,7 @@ mod tests {
             dsack: false,
             wnd: 1 << 30,
             tsval: 0,
+            ece: false,
         }
     }
 

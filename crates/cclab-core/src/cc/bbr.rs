@@ -1285,6 +1285,7 @@ mod tests {
                 is_app_limited: p.is_app_limited,
                 is_retrans: false,
                 is_ack_delayed: false,
+                ..RateSample::default()
             };
             assert!(self.cc.cong_control(&mut self.tp, &rs));
             self.trace.push(Row {

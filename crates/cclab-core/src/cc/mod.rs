@@ -12,6 +12,16 @@
 //! | `cwnd_event`    | [`CongestionControl::cwnd_event`]     | TX start after idle, loss (RTO), CWR complete      |
 //! | `pkts_acked`    | [`CongestionControl::pkts_acked`]     | an ACK acknowledges new data (with its RTT sample) |
 //! | `cong_control`  | [`CongestionControl::cong_control`]   | every ACK, with the delivery-rate sample           |
+//! | `in_ack_event`  | [`CongestionControl::in_ack_event`]   | every ACK, before loss detection (DCTCP's alpha)   |
+//! | `skb_marked_lost` | [`CongestionControl::skb_marked_lost`] | a segment is marked lost (BBRv3's `inflight_hi`) |
+//! | `tso_segs`      | [`CongestionControl::tso_segs`]       | sizing a TSO burst (BBRv3)                         |
+//!
+//! ECN (RFC 3168 as Linux does it, `tcp_ecn_*` in tcp_input.c/tcp_output.c) lives in the
+//! sender and receiver: a controller only says whether it needs ECN
+//! ([`CongestionControl::needs_ecn`], `TCP_CONG_NEEDS_ECN`) and whether the receiver should
+//! echo every change of CE state at once ([`CongestionControl::wants_ce_events`],
+//! `TCP_CONG_WANTS_CE_EVENTS`, DCTCP's precise echo), and reads the ECE flag and the count
+//! of segments delivered with it (`TcpState::delivered_ce`, `RateSample::delivered_ce`).
 //!
 //! Linux's `undo_cwnd` has no counterpart: Linux calls it when a recovery turns out spurious
 //! (DSACKs or TCP timestamps show every retransmission was unneeded, or F-RTO after an RTO),
@@ -51,6 +61,9 @@ pub enum CaEvent {
     CompleteCwr,
     /// Loss timeout (RTO).
     Loss,
+    /// A tail-loss probe's retransmission repaired a loss (`CA_EVENT_TLP_RECOVERY`, Google's
+    /// BBRv3 kernels; mainline reduces cwnd without telling the controller).
+    TlpRecovery,
 }
 
 /// `CONFIG_HZ` of the modelled hosts unless configured otherwise: 250, as Debian's kernels
@@ -105,6 +118,10 @@ pub struct TcpState {
     pub delivered_mstamp_us: u64,
     /// Total segments marked lost (`tp->lost`).
     pub lost: u64,
+    /// Segments delivered by ACKs carrying ECE (`tp->delivered_ce`).
+    pub delivered_ce: u64,
+    /// Both ends negotiated ECN (`tp->ecn_flags & TCP_ECN_OK`).
+    pub ecn_ok: bool,
     /// Non-zero while app-limited: the `delivered` value at which the limit ends (`tp->app_limited`).
     pub app_limited: u64,
     /// Current CA state (`icsk->icsk_ca_state`).
@@ -146,6 +163,8 @@ impl TcpState {
             delivered: 0,
             delivered_mstamp_us: 0,
             lost: 0,
+            delivered_ce: 0,
+            ecn_ok: false,
             app_limited: 0,
             ca_state: CaState::Open,
             is_cwnd_limited: false,
@@ -232,6 +251,19 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// Whether the ACK was (probably) delayed by the receiver.
     pub is_ack_delayed: bool,
+    /// Packets in flight when the sampled packet was sent, itself included
+    /// (`rs->tx_in_flight`, Google's BBRv3 kernels).
+    pub tx_in_flight: u32,
+    /// Segments marked lost between the sampled packet's transmission and this ACK
+    /// (`rs->lost` = `tp->lost - tx.lost`).
+    pub lost: u32,
+    /// Segments delivered with ECE over the sample's interval (`rs->delivered_ce`).
+    pub delivered_ce: i64,
+    /// The ACK carried ECE (`FLAG_ECE`).
+    pub is_ece: bool,
+    /// The ACK acknowledged the sequence a tail-loss probe retransmitted
+    /// (`rs->is_acking_tlp_retrans_seq`).
+    pub is_acking_tlp_retrans_seq: bool,
 }
 
 impl Default for RateSample {
@@ -250,6 +282,11 @@ impl Default for RateSample {
             is_app_limited: false,
             is_retrans: false,
             is_ack_delayed: false,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: 0,
+            is_ece: false,
+            is_acking_tlp_retrans_seq: false,
         }
     }
 }
@@ -280,6 +317,14 @@ pub trait CongestionControl: Send {
 
     /// New data was acknowledged.
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+
+    /// Every ACK, after SACK and cumulative processing and before loss detection
+    /// (`in_ack_event`); `ece` = the ACK carried ECE on an ECN connection (`CA_ACK_ECE`).
+    fn in_ack_event(&mut self, _tp: &mut TcpState, _ece: bool) {}
+
+    /// A segment was just marked lost (`skb_marked_lost`, Google's BBRv3 kernels); `tx` is
+    /// what the sender recorded when it was (last) sent.
+    fn skb_marked_lost(&mut self, _tp: &mut TcpState, _tx: &crate::rate::TxRecord) {}
 
     /// Model-based control on every ACK. Return `true` if this controller sets `snd_cwnd` and
     /// `pacing_rate` itself (then the sender skips `cong_avoid`, PRR and its pacing formula).
@@ -313,6 +358,25 @@ pub trait CongestionControl: Send {
     /// `tcp_min_tso_segs`, 2).
     fn min_tso_segs(&self, _tp: &TcpState) -> u32 {
         2
+    }
+
+    /// Segments in one TSO burst (`tso_segs`), replacing the sender's `tcp_tso_autosize()`;
+    /// `None` = the sender's own.
+    fn tso_segs(&self, _tp: &TcpState) -> Option<u32> {
+        None
+    }
+
+    /// The controller needs ECN and negotiates it whatever the flow asked
+    /// (`TCP_CONG_NEEDS_ECN`, DCTCP); its retransmissions stay ECN-capable.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
+    /// The receiver should echo each change of CE state at once, so that ECE marks exactly
+    /// the segments that were CE (`TCP_CONG_WANTS_CE_EVENTS` with DCTCP's
+    /// `dctcp_ece_ack_update()`), instead of RFC 3168's ECE-until-CWR.
+    fn wants_ce_events(&self) -> bool {
+        false
     }
 
     /// Human-readable internal state for traces (e.g. `"STARTUP"`, `"PROBE_BW"`).
