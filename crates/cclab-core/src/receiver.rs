@@ -30,12 +30,22 @@
 //! (`tcp_rcv_rtt_measure_ts()`: millisecond timestamps, a new echo per sample, falls at
 //! once and rises with gain 1/8). The application reads every byte as soon as it is in order.
 //!
+//! ECN echo ([`ReceiverConfig::ecn`], `tcp_ecn_check_ce()`/`tcp_ecn_accept_cwr()`):
+//! - classic (RFC 3168): a CE-marked segment sets "demand CWR", which puts ECE on every ACK
+//!   until a segment with CWR arrives; the first CE of an episode gets quick ACKs (at most
+//!   2), a segment with CWR is ACKed at once, and a not-ECT segment after ECT ones (a
+//!   retransmission) gets 2 quick ACKs;
+//! - precise (DCTCP's `dctcp_ece_ack_update()`, for controllers that want CE events): ECE
+//!   reflects the CE state of the segments an ACK covers; when the state changes, a held
+//!   delayed ACK goes out first with the old state (for the data before the change), and
+//!   the new segment is ACKed at once.
+//!
 //! SACK blocks (RFC 2018 as Linux builds them): the first block covers the most recently
 //! received segment; the others repeat the most recently reported blocks, up to
 //! [`MAX_SACK_BLOCKS`].
 
 use crate::host::{self, HostTcp};
-use crate::packet::{Ack, SackBlock, Segment, MAX_SACK_BLOCKS};
+use crate::packet::{Ack, Ecn, SackBlock, Segment, MAX_SACK_BLOCKS};
 use crate::rangeset::RangeSet;
 use crate::{Nanos, NS_PER_MS};
 use std::collections::VecDeque;
@@ -52,6 +62,18 @@ pub const COMP_SACK_NR: u32 = 44;
 const DUPACKS_BEFORE_COMPRESSION: u32 = 3;
 /// Blocks remembered for SACK generation (Linux keeps 4 in `selective_acks`).
 const REMEMBERED_BLOCKS: usize = 4;
+
+/// How the receiver echoes CE marks (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnEcho {
+    /// The connection did not negotiate ECN: no ECE.
+    #[default]
+    Off,
+    /// RFC 3168: ECE on every ACK from a CE mark until CWR arrives.
+    Classic,
+    /// DCTCP's: ECE exactly on the ACKs of CE-marked segments.
+    Precise,
+}
 
 #[derive(Clone, Debug)]
 pub struct ReceiverConfig {
@@ -70,6 +92,8 @@ pub struct ReceiverConfig {
     /// runs the ACK decision once per GRO buffer). Fast links only: below a few hundred
     /// Mbit/s a host's receive polls see packets one at a time.
     pub gro: bool,
+    /// ECN echo, if the connection negotiated ECN.
+    pub ecn: EcnEcho,
 }
 
 #[derive(Debug)]
@@ -117,6 +141,17 @@ pub struct Receiver {
     last_tsecr: Nanos,
     /// Time of the event being handled (stamps the ACK's `tsval`).
     now: Nanos,
+    /// ECE goes on every ACK (`TCP_ECN_DEMAND_CWR`).
+    demand_cwr: bool,
+    /// An ECT or CE segment has arrived (`TCP_ECN_SEEN`).
+    ecn_seen: bool,
+    /// Precise echo: CE state of the latest segment, and `rcv_nxt` before it.
+    ce_state: bool,
+    prior_rcv_nxt: u64,
+    /// Segments received with CE.
+    ce_marks: u64,
+    /// An ACK a segment forced out ahead of the one `on_segment` returns.
+    prior_ack: Option<Ack>,
 }
 
 impl Receiver {
@@ -162,7 +197,24 @@ impl Receiver {
             dup_ack_counter: 0,
             delivered_bytes: 0,
             completed_at: None,
+            demand_cwr: false,
+            ecn_seen: false,
+            ce_state: false,
+            prior_rcv_nxt: 0,
+            ce_marks: 0,
+            prior_ack: None,
         }
+    }
+
+    /// Segments that arrived marked CE.
+    pub fn ce_marks(&self) -> u64 {
+        self.ce_marks
+    }
+
+    /// An ACK the last [`Self::on_segment`] sent ahead of the one it returned (precise ECN
+    /// echo: the held delayed ACK, with the CE state before the change). Send it first.
+    pub fn take_prior_ack(&mut self) -> Option<Ack> {
+        self.prior_ack.take()
     }
 
     fn total_segs(&self) -> Option<u64> {
@@ -301,10 +353,68 @@ impl Receiver {
 
     /// `tcp_incr_quickack()`: at least min(advertised window / 2 segments, 16) quick ACKs.
     fn incr_quickack(&mut self) {
-        let q = (self.rcv_wnd / (2 * self.cfg.mss as u64))
-            .max(2)
-            .min(MAX_QUICKACKS as u64) as u32;
+        self.incr_quickack_max(MAX_QUICKACKS);
+    }
+
+    /// `tcp_incr_quickack(sk, max)`: at least min(advertised window / 2 segments, max).
+    fn incr_quickack_max(&mut self, max: u32) {
+        let q = match self.rcv_wnd / (2 * self.cfg.mss as u64) {
+            0 => 2,
+            n => n,
+        }
+        .min(max as u64) as u32;
         self.quickacks = self.quickacks.max(q);
+    }
+
+    /// `tcp_ecn_check_ce()` for a segment of new data; returns whether to ACK at once.
+    fn ecn_check_ce(&mut self, ecn: Ecn) -> bool {
+        let precise = self.cfg.ecn == EcnEcho::Precise;
+        match ecn {
+            Ecn::NotEct => {
+                if self.ecn_seen {
+                    self.incr_quickack_max(2);
+                }
+                false
+            }
+            Ecn::Ce => {
+                self.ce_marks += 1;
+                let now = precise && self.ce_event(true);
+                if !self.demand_cwr {
+                    self.incr_quickack_max(2);
+                    self.demand_cwr = true;
+                }
+                self.ecn_seen = true;
+                now
+            }
+            Ecn::Ect0 | Ecn::Ect1 => {
+                self.ecn_seen = true;
+                precise && self.ce_event(false)
+            }
+        }
+    }
+
+    /// `dctcp_ece_ack_update()`: ECE follows the CE state; on a change, a held ACK goes out
+    /// first with the old state, and this segment is ACKed at once (returns true).
+    fn ce_event(&mut self, ce: bool) -> bool {
+        let changed = self.ce_state != ce;
+        if changed && self.delack_deadline.is_some() {
+            let right_edge = self.bytes_below(self.rcv_wup) + self.rcv_wnd;
+            let wnd = right_edge.saturating_sub(self.bytes_below(self.prior_rcv_nxt));
+            self.prior_ack = Some(Ack {
+                cum: self.prior_rcv_nxt,
+                sack: [SackBlock::default(); MAX_SACK_BLOCKS],
+                n_sack: 0,
+                delayed: false,
+                dsack: false,
+                wnd,
+                tsval: self.now,
+                ece: self.ce_state,
+            });
+        }
+        self.prior_rcv_nxt = self.rcv_nxt;
+        self.ce_state = ce;
+        self.demand_cwr = ce;
+        changed
     }
 
     /// `tcp_grow_window()` for one arriving segment of new data: open the window by two
@@ -326,6 +436,12 @@ impl Receiver {
         let mut ack_now = false;
         let mut dup = false;
         self.rtt_measure(now, seg);
+        if self.cfg.ecn != EcnEcho::Off && seg.cwr {
+            // `tcp_ecn_accept_cwr()`: the sender reduced; stop echoing and ACK at once.
+            self.demand_cwr = false;
+            ack_now = true;
+        }
+        let new_data = !(seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq));
         if seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq) {
             // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
             self.incr_quickack();
@@ -366,6 +482,9 @@ impl Receiver {
             }
             self.recent.push_front(seg.seq);
             self.recent.truncate(REMEMBERED_BLOCKS);
+        }
+        if new_data && self.cfg.ecn != EcnEcho::Off {
+            ack_now |= self.ecn_check_ce(seg.ecn);
         }
         if self.completed_at.is_none() && Some(self.rcv_nxt) == self.total_segs() {
             // The transfer is complete (the FIN would be ACKed at once).
@@ -451,7 +570,7 @@ impl Receiver {
             dsack,
             wnd,
             tsval: self.now,
-            ece: false,
+            ece: self.cfg.ecn != EcnEcho::Off && self.demand_cwr,
         };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
@@ -515,6 +634,7 @@ mod tests {
                 ..HostTcp::default()
             },
             gro: false,
+            ecn: EcnEcho::Off,
         });
         r.rcv_ssthresh = window_clamp.min(10_000);
         r.rcv_wnd = r.rcv_ssthresh;
@@ -651,5 +771,88 @@ mod tests {
             );
         }
         assert_eq!(r.window(), 10_000 + 29 * 2_000);
+    }
+
+    fn ecn_seg(seq: u64, ecn: Ecn, cwr: bool) -> Segment {
+        Segment {
+            ecn,
+            cwr,
+            ..seg(seq)
+        }
+    }
+
+    fn rx_ecn(mode: EcnEcho) -> Receiver {
+        let mut r = rx(None);
+        r.cfg.ecn = mode;
+        r
+    }
+
+    #[test]
+    fn classic_echo_lasts_until_cwr() {
+        let mut r = rx_ecn(EcnEcho::Classic);
+        // Past the quick ACKs: every second segment is ACKed.
+        for i in 0..6 {
+            let a = r.on_segment(i, &ecn_seg(i, Ecn::Ect0, false));
+            assert!(a.is_none_or(|a| !a.ece));
+        }
+        r.quickacks = 0;
+        // A CE segment: ECE, and ACKed at once (quick ACK mode, at most 2).
+        let a = r
+            .on_segment(10, &ecn_seg(6, Ecn::Ce, false))
+            .expect("quick ack");
+        assert!(a.ece);
+        assert_eq!(r.ce_marks(), 1);
+        // ECE stays on the following ACKs though their segments are not CE.
+        let a = r
+            .on_segment(11, &ecn_seg(7, Ecn::Ect0, false))
+            .expect("ack");
+        assert!(a.ece);
+        r.on_segment(12, &ecn_seg(8, Ecn::Ect0, false));
+        let a = r
+            .on_segment(13, &ecn_seg(9, Ecn::Ect0, false))
+            .expect("ack");
+        assert!(a.ece);
+        // The sender's CWR ends it, and is ACKed at once.
+        let a = r
+            .on_segment(14, &ecn_seg(10, Ecn::Ect0, true))
+            .expect("cwr acked at once");
+        assert!(!a.ece);
+        // Without ECN negotiated nothing is echoed.
+        let mut r = rx_ecn(EcnEcho::Off);
+        let a = r.on_segment(0, &ecn_seg(0, Ecn::Ce, false)).unwrap();
+        assert!(!a.ece);
+        assert_eq!(r.ce_marks(), 0);
+    }
+
+    #[test]
+    fn precise_echo_marks_exactly_the_ce_segments() {
+        let mut r = rx_ecn(EcnEcho::Precise);
+        for i in 0..5 {
+            r.on_segment(i, &ecn_seg(i, Ecn::Ect0, false));
+        }
+        r.quickacks = 0;
+        // One unmarked segment waits for the delayed ACK...
+        assert!(r.on_segment(5, &ecn_seg(5, Ecn::Ect0, false)).is_none());
+        // ...when a CE one arrives: the held ACK goes first, without ECE, for the data
+        // before the change, then this segment's with ECE.
+        let a = r
+            .on_segment(6, &ecn_seg(6, Ecn::Ce, false))
+            .expect("ack now");
+        let prior = r.take_prior_ack().expect("the held ack first");
+        assert_eq!((prior.cum, prior.ece), (6, false));
+        assert_eq!((a.cum, a.ece), (7, true));
+        assert!(r.take_prior_ack().is_none());
+        // CE continues: no state change, ordinary delayed ACKs, all with ECE.
+        assert!(r.on_segment(7, &ecn_seg(7, Ecn::Ce, false)).is_none());
+        let a = r
+            .on_segment(8, &ecn_seg(8, Ecn::Ce, false))
+            .expect("second segment");
+        assert!(a.ece);
+        // Back to unmarked: ACKed at once, without ECE (no CWR needed).
+        let a = r
+            .on_segment(9, &ecn_seg(9, Ecn::Ect0, false))
+            .expect("change");
+        assert!(!a.ece);
+        assert_eq!(r.ce_marks(), 3);
     }
 }

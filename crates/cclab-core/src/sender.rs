@@ -20,8 +20,8 @@
 //!    time, so detection costs O(1) amortised per segment, whatever the window.
 //! 4. The CA state machine (a subset of `tcp_fastretrans_alert()`): Open, Disorder (SACKs,
 //!    no loss), Recovery (fast recovery until everything outstanding at its start is
-//!    acknowledged: NewReno's `high_seq`, RFC 6582), Loss (after an RTO), CWR (a tail-loss
-//!    probe repaired a loss).
+//!    acknowledged: NewReno's `high_seq`, RFC 6582), Loss (after an RTO), CWR (an ECN echo,
+//!    or a tail-loss probe that repaired a loss).
 //! 5. Congestion control as `tcp_cong_control()`: the controller's `cong_control` if it has
 //!    one (BBR); else PRR (RFC 6937, `tcp_cwnd_reduction()`) during Recovery/CWR and
 //!    `cong_avoid` otherwise, then the default pacing rate (`tcp_update_pacing_rate()`).
@@ -71,6 +71,15 @@
 //! (`tcp_slow_start_after_idle_check()`). Each segment echoes the receiver's latest
 //! timestamp (`tsecr`), from which the receiver measures its RTT.
 //!
+//! ECN (RFC 3168 as Linux does it, [`SenderConfig::ecn`]): new data leaves ECT(0); a
+//! retransmission leaves not-ECT unless the controller needs ECN (`tcp_ecn_send()`, DCTCP
+//! keeps ECT). An ACK with ECE counts its newly delivered segments into `delivered_ce`
+//! (`tcp_count_delivered()`), and in Open or Disorder state starts one window reduction
+//! (`tcp_enter_cwr()`): ssthresh from the controller, CWR state with PRR down to it, the CWR
+//! flag on the next new data segment, back to Open once an ACK covers more than what was
+//! outstanding when it began. A loss during CWR turns it into Recovery without a second
+//! reduction (`tcp_enter_recovery()` when already reducing).
+//!
 //! Not modelled (documented differences from Linux): F-RTO and DSACK/timestamp-based undo of
 //! spurious recoveries, the memory overhead of each buffer beyond its payload in the send
 //! buffer (about 1 KB per TSO buffer: 2% at 64 KB), zero-window probes (the model's receiver
@@ -79,7 +88,7 @@
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpState};
 use crate::host::{self, HostTcp};
-use crate::packet::{Ack, Segment};
+use crate::packet::{Ack, Ecn, Segment};
 use crate::rangeset::RangeSet;
 use crate::rate::{RateSampler, TxRecord};
 use crate::rtt::RttEstimator;
@@ -113,6 +122,9 @@ pub struct SenderConfig {
     /// The receive window the peer offered in its handshake, bytes (its
     /// [`crate::receiver::Receiver::advertised_window`] before any data).
     pub peer_init_wnd: u64,
+    /// The connection negotiated ECN (the flow asked for it, or its controller needs it:
+    /// see [`Sender::ecn`]).
+    pub ecn: bool,
 }
 
 impl Default for SenderConfig {
@@ -126,6 +138,7 @@ impl Default for SenderConfig {
             hz: crate::cc::DEFAULT_HZ,
             host: HostTcp::default(),
             peer_init_wnd: HostTcp::default().initial_rcv_wnd(1448),
+            ecn: false,
         }
     }
 }
@@ -159,6 +172,10 @@ pub struct SenderStats {
     pub burst_segs: Vec<u64>,
     /// Congestion-window restarts after idle (`tcp_cwnd_restart()`).
     pub idle_restarts: u64,
+    /// Window reductions for an ECN echo (`tcp_enter_cwr()` from an ECE ACK).
+    pub cwr_events: u64,
+    /// ACKs that carried ECE.
+    pub ece_acks: u64,
     /// Probing start: the bottleneck rate the initial window's ACK train gave, bytes/s (0:
     /// the ACKs came together and measured nothing); `None` before it is known.
     pub probe_start_bw: Option<u64>,
@@ -270,12 +287,15 @@ pub struct Sender {
     /// window that delivered data, (time, delivered); `None` before the first. The jump is
     /// done once `stats.probe_start_bw` is known.
     train: Option<[(Nanos, u64); 2]>,
+    /// The next new data segment carries CWR (`TCP_ECN_QUEUE_CWR`).
+    queue_cwr: bool,
 }
 
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
         let mut tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
         tp.hz = cfg.hz.max(1);
+        tp.ecn_ok = cfg.ecn || cc.needs_ecn();
         let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
         tp.paced = pacing;
         let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
@@ -322,6 +342,7 @@ impl Sender {
             app_blocked: false,
             queue_shrunk: false,
             train: None,
+            queue_cwr: false,
         }
     }
 
@@ -343,6 +364,12 @@ impl Sender {
     pub fn cc_mode(&self) -> &'static str {
         self.cc.mode_name()
     }
+    /// Whether the connection uses ECN: the flow asked for it or its controller needs it
+    /// (a Linux receiver, `tcp_ecn` = 2 by default, accepts either request).
+    pub fn ecn(&self) -> bool {
+        self.tp.ecn_ok
+    }
+
     pub fn is_paced(&self) -> bool {
         self.pacing
     }
@@ -690,6 +717,18 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        // `tcp_ecn_send()`: new data is ECN-capable and the first of it after a reduction
+        // carries CWR; a retransmission is not ECN-capable unless the controller needs ECN.
+        let mut ecn = Ecn::NotEct;
+        let mut cwr = false;
+        if self.tp.ecn_ok {
+            if !retrans {
+                ecn = Ecn::Ect0;
+                cwr = std::mem::take(&mut self.queue_cwr);
+            } else if self.cc.needs_ecn() {
+                ecn = Ecn::Ect0;
+            }
+        }
         Segment {
             seq,
             len,
@@ -697,8 +736,8 @@ impl Sender {
             sent_ns: now,
             burst_end: false,
             tsecr: self.ts_recent,
-            ecn: crate::packet::Ecn::NotEct,
-            cwr: false,
+            ecn,
+            cwr,
         }
     }
 
@@ -722,6 +761,9 @@ impl Sender {
 
     /// `tcp_tso_autosize()`: segments in one TSO burst.
     fn tso_segs(&self) -> u32 {
+        if let Some(n) = self.cc.tso_segs(&self.tp) {
+            return n.max(1);
+        }
         let mss = self.cfg.mss.max(1) as u64;
         let mut bytes = if self.tp.pacing_rate == u64::MAX {
             GSO_MAX_SIZE
@@ -1013,9 +1055,13 @@ impl Sender {
         let prior_una = self.tp.snd_una;
         let lost_before = self.tp.lost;
         self.lost_retrans = false;
+        // `tcp_ecn_rcv_ecn_echo()`: ECE counts only on a connection that negotiated ECN.
+        let ece = ack.ece && self.tp.ecn_ok;
+        self.stats.ece_acks += ece as u64;
         let mut rs = RateSample {
             prior_in_flight,
             is_ack_delayed: ack.delayed,
+            is_ece: ece,
             ..RateSample::default()
         };
         let mut acc = DeliveryAcc::default();
@@ -1069,6 +1115,10 @@ impl Sender {
         }
         let una_advanced = self.tp.snd_una > prior_una;
         self.queue_shrunk |= una_advanced;
+        if ece {
+            // `tcp_count_delivered()`: what an ECE ACK delivers counts as CE-marked.
+            self.tp.delivered_ce += acc.delivered as u64;
+        }
         if self.cfg.host.probe_start && self.stats.probe_start_bw.is_none() {
             self.probe_train(now);
         }
@@ -1133,9 +1183,16 @@ impl Sender {
             }
         }
 
-        // 3. Loss detection and 4. state machine.
-        if self.tp.ca_state != CaState::Open || self.tp.sacked_out > 0 || self.tp.lost_out > 0 {
-            self.fastretrans_alert(now);
+        // `tcp_in_ack_event()`.
+        self.cc.in_ack_event(&mut self.tp, ece);
+
+        // 3. Loss detection and 4. state machine (`tcp_ack_is_dubious()`: an ECE ACK too).
+        if self.tp.ca_state != CaState::Open
+            || self.tp.sacked_out > 0
+            || self.tp.lost_out > 0
+            || ece
+        {
+            self.fastretrans_alert(now, ece);
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
 
@@ -1344,21 +1401,41 @@ impl Sender {
         if self.tp.snd_ssthresh < crate::cc::TCP_INFINITE_SSTHRESH {
             self.tp.set_cwnd(self.tp.snd_ssthresh);
         }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
     }
 
+    /// `tcp_enter_recovery()`: a window reduction already under way (CWR after an ECN
+    /// echo) is not started again.
     fn enter_recovery(&mut self) {
         self.stats.recoveries += 1;
-        self.init_cwnd_reduction();
+        if !matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.init_cwnd_reduction();
+        }
         self.tlp_high_seq = None;
         self.tlp_deadline = None;
         self.set_ca_state(CaState::Recovery);
     }
 
+    /// `tcp_enter_cwr()`: one window reduction for an ECN echo.
+    fn enter_cwr(&mut self) {
+        if self.tp.ca_state < CaState::Cwr {
+            self.init_cwnd_reduction();
+            self.set_ca_state(CaState::Cwr);
+            self.queue_cwr = true;
+            self.stats.cwr_events += 1;
+        }
+    }
+
     /// The part of `tcp_fastretrans_alert()` this model needs.
-    fn fastretrans_alert(&mut self, now: Nanos) {
-        // Leave Recovery/Loss/CWR once everything outstanding at its start is acknowledged.
+    fn fastretrans_alert(&mut self, now: Nanos, ece: bool) {
+        // Leave Recovery/Loss/CWR once everything outstanding at its start is acknowledged
+        // (CWR: something above it, so that the CWR flag reached the receiver).
         match self.tp.ca_state {
-            CaState::Recovery | CaState::Cwr if self.tp.snd_una >= self.high_seq => {
+            CaState::Recovery if self.tp.snd_una >= self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_ca_state(CaState::Open);
+            }
+            CaState::Cwr if self.tp.snd_una > self.high_seq => {
                 self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open);
             }
@@ -1373,6 +1450,9 @@ impl Sender {
         let from_loss = self.tp.ca_state == CaState::Loss && self.lost_retrans;
         if self.tp.lost_out > 0 && (self.tp.ca_state < CaState::Recovery || from_loss) {
             self.enter_recovery();
+        } else if ece {
+            // `tcp_try_to_open()`.
+            self.enter_cwr();
         }
         match self.tp.ca_state {
             CaState::Open if self.tp.sacked_out > 0 => self.set_ca_state(CaState::Disorder),
@@ -1463,6 +1543,7 @@ struct DeliveryAcc {
 mod tests {
     use super::*;
     use crate::packet::{SackBlock, MAX_SACK_BLOCKS};
+    use crate::NS_PER_MS;
 
     const US: Nanos = 1_000;
 
@@ -1642,5 +1723,89 @@ mod tests {
         let slot = 3 * 1448 * NS_PER_SEC / s.tcp().pacing_rate;
         let gap = bursts[3].0 - bursts[2].0;
         assert!(gap.abs_diff(slot) <= slot / 10, "gap {gap} slot {slot}");
+    }
+
+    fn ecn_sender(cc: &str, ecn: bool) -> Sender {
+        let cfg = SenderConfig {
+            tso: false,
+            ecn,
+            ..SenderConfig::default()
+        };
+        Sender::new(cfg, crate::cc::by_name(cc).unwrap().build(1))
+    }
+
+    #[test]
+    fn an_ecn_echo_reduces_once_per_window_and_sends_cwr() {
+        let mut s = ecn_sender("reno", true);
+        let first = drain(&mut s, 0);
+        assert_eq!(first.len(), 10);
+        assert!(first.iter().all(|g| g.ecn == Ecn::Ect0 && !g.cwr));
+        // Grow to 20 segments in flight.
+        s.on_ack(50 * NS_PER_MS, &ack(10));
+        let second = drain(&mut s, 50 * NS_PER_MS);
+        assert_eq!(s.tcp().snd_cwnd, 20);
+        assert_eq!(second.len(), 20);
+        // An ECE ACK: one reduction (Reno halves), CWR state, and CWR on the next new data.
+        let t = 100 * NS_PER_MS;
+        let mut a = ack(11);
+        a.ece = true;
+        s.on_ack(t, &a);
+        assert_eq!(s.tcp().ca_state, CaState::Cwr);
+        assert_eq!(s.tcp().snd_ssthresh, 10);
+        assert_eq!(s.stats().cwr_events, 1);
+        assert_eq!(s.tcp().delivered_ce, 1);
+        let out = drain(&mut s, t);
+        assert!(out.first().is_some_and(|g| g.cwr), "{out:?}");
+        assert!(out.iter().skip(1).all(|g| !g.cwr));
+        // More ECE in the same window: no second reduction.
+        for c in 12..30 {
+            let mut a = ack(c);
+            a.ece = true;
+            s.on_ack(t + c, &a);
+            drain(&mut s, t + c);
+        }
+        assert_eq!(s.stats().cwr_events, 1);
+        assert!(
+            s.tcp().snd_cwnd <= 11,
+            "PRR brings cwnd to ssthresh: {}",
+            s.tcp().snd_cwnd
+        );
+        // An ACK beyond what was outstanding at the echo ends CWR at ssthresh.
+        let high = s.tcp().snd_nxt;
+        s.on_ack(t + 60 * NS_PER_MS, &ack(high));
+        assert_eq!(s.tcp().ca_state, CaState::Open);
+        // cwnd = ssthresh, then that same ACK's congestion avoidance (+1 per 10 acked).
+        assert_eq!(s.tcp().snd_ssthresh, 10);
+        assert!(
+            (10..=12).contains(&s.tcp().snd_cwnd),
+            "{}",
+            s.tcp().snd_cwnd
+        );
+        // ECE without negotiated ECN is ignored.
+        let mut s = ecn_sender("reno", false);
+        let out = drain(&mut s, 0);
+        assert!(out.iter().all(|g| g.ecn == Ecn::NotEct));
+        let mut a = ack(5);
+        a.ece = true;
+        s.on_ack(NS_PER_MS, &a);
+        assert_eq!(s.tcp().ca_state, CaState::Open);
+        assert_eq!(s.stats().cwr_events, 0);
+    }
+
+    #[test]
+    fn retransmissions_are_not_ect_unless_the_controller_needs_ecn() {
+        for (cc, ect) in [("reno", false), ("dctcp", true)] {
+            let mut s = ecn_sender(cc, cc == "reno");
+            assert!(s.ecn(), "{cc} negotiates ECN");
+            drain(&mut s, 0);
+            // Segment 0 is lost: SACKs of 1..4 mark it, and it is retransmitted.
+            let mut a = ack(0);
+            a.sack[0] = SackBlock { start: 1, end: 5 };
+            a.n_sack = 1;
+            s.on_ack(50 * NS_PER_MS, &a);
+            let out = drain(&mut s, 50 * NS_PER_MS);
+            let r = out.iter().find(|g| g.retrans).expect("a retransmission");
+            assert_eq!(r.ecn == Ecn::Ect0, ect, "{cc}");
+        }
     }
 }

@@ -54,6 +54,7 @@ pub fn element_capacity(
     let topo = topo::Topology::create(&topo::TopoConfig {
         mtu: PKT as u32,
         group_init_cwnd: vec![10],
+        group_ecn: vec![],
         host: Default::default(),
     })?;
     let mut points = Vec::new();
@@ -256,6 +257,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
     let topo = topo::Topology::create(&topo::TopoConfig {
         mtu: PKT as u32,
         group_init_cwnd: vec![10],
+        group_ecn: vec![],
         host: Default::default(),
     })?;
     let el_shared = Arc::new(ElementShared::new());
@@ -419,6 +421,7 @@ pub fn tcp_capacity_point(
     let topo = topo::Topology::create(&topo::TopoConfig {
         mtu: PKT as u32,
         group_init_cwnd: vec![10],
+        group_ecn: vec![],
         host: Default::default(),
     })?;
     let el_shared = Arc::new(ElementShared::new());
@@ -603,6 +606,7 @@ fn bench_element(
             buffer_bytes: 1 << 30,
             loss: 0.0,
             ack_loss: 0.0,
+            ecn_threshold_ns: None,
             rtt_ns,
         },
         seed: 1,

@@ -125,6 +125,12 @@ pub struct ElementStats {
     pub stalls: u64,
     /// TCP payload bytes of each flow that crossed the bottleneck (retransmissions included).
     pub flow_payload_bytes: Vec<u64>,
+    /// Segments of each flow the bottleneck marked CE.
+    pub flow_ce_marks: Vec<u64>,
+    /// Data segments of each flow that carried CWR (one per window reduction for ECN).
+    pub flow_cwr: Vec<u64>,
+    /// Data segments the bottleneck marked CE.
+    pub marks: u64,
     /// Largest packet read from the TUN device (shows whether super-packets reach the element).
     pub max_packet: u32,
     /// Packets of all kinds read from the TUN device (whole run, setup included).
@@ -191,6 +197,8 @@ struct Pkt {
     doff: usize,
     /// Random loss leaves it alone (see [`Packet::loss_exempt`]).
     exempt: bool,
+    /// The bottleneck marked it CE.
+    marked: bool,
 }
 
 impl Pkt {
@@ -251,12 +259,32 @@ impl Packet for Pkt {
                 ihl: self.ihl,
                 doff: self.doff,
                 exempt: self.exempt,
+                marked: self.marked,
             });
         }
         recycle(self.data);
     }
     fn loss_exempt(&self) -> bool {
         self.exempt
+    }
+    /// The IPv4 header's ECN field is ECT(0), ECT(1) or CE.
+    fn is_ect(&self) -> bool {
+        self.data.len() >= self.vnet + 20 && self.data[self.vnet + 1] & 0x03 != 0
+    }
+    /// Set CE in the IPv4 header and recompute its checksum (a GSO super-packet's header is
+    /// copied to every segment, so all of them arrive marked).
+    fn set_ce(&mut self) {
+        let ip = &mut self.data[self.vnet..];
+        if ip.len() < self.ihl || ip[1] & 0x03 == 0x03 {
+            self.marked = true;
+            return;
+        }
+        ip[1] |= 0x03;
+        ip[10] = 0;
+        ip[11] = 0;
+        let c = csum_fold(csum_add(0, &ip[..self.ihl]));
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        self.marked = true;
     }
 }
 
@@ -454,6 +482,8 @@ struct Parsed {
     seq: u32,
     ack: u32,
     ack_flag: bool,
+    /// The TCP CWR flag.
+    cwr: bool,
     sacks: [(u32, u32); 4],
     nsacks: usize,
 }
@@ -472,6 +502,7 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
         seq: 0,
         ack: 0,
         ack_flag: false,
+        cwr: false,
         sacks: [(0, 0); 4],
         nsacks: 0,
     };
@@ -498,6 +529,7 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
     r.control = t[13] & 0x07 != 0;
     r.syn = t[13] & 0x02 != 0;
     r.ack_flag = t[13] & 0x10 != 0;
+    r.cwr = t[13] & 0x80 != 0;
     r.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
     r.ack = u32::from_be_bytes([t[8], t[9], t[10], t[11]]);
     if r.dir == Dir::Ack && doff > 20 && t.len() >= doff {
@@ -663,6 +695,7 @@ impl El<'_> {
             ihl: p.ihl,
             doff: p.doff,
             exempt: true,
+            marked: false,
         };
         match p.dir {
             Dir::Data => {
@@ -682,6 +715,9 @@ impl El<'_> {
                 if is_data {
                     if counting {
                         self.st.data_pkts_in += pkt.segs as u64;
+                        if let (true, Some(f)) = (p.cwr, p.flow) {
+                            self.st.flow_cwr[f as usize] += 1;
+                        }
                         if self.st.burst_segs.is_empty() {
                             self.st.burst_segs = vec![0; 65];
                         }
@@ -796,6 +832,9 @@ fn record(st: &mut ElementStats, bottleneck: usize, counting: bool, j: usize, d:
         st.queue_delay.record(d.sojourn);
         if let Some(f) = d.pkt.flow {
             st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
+            if d.pkt.marked {
+                st.flow_ce_marks[f as usize] += d.pkt.segs as u64;
+            }
         }
     }
 }
@@ -897,6 +936,8 @@ pub fn run(
         rev_delay: (0..extras.len()).map(|k| path.one_way(k).1).collect(),
         st: ElementStats {
             flow_payload_bytes: vec![0; nflows],
+            flow_ce_marks: vec![0; nflows],
+            flow_cwr: vec![0; nflows],
             flow_rtt: vec![Histogram::default(); nflows],
             ..Default::default()
         },
@@ -1000,6 +1041,7 @@ pub fn run(
     st.drops_buffer = c("data.queue", "dropped");
     st.drops_random = c("data.loss", "dropped");
     st.drops_ack = c("ack.loss", "dropped");
+    st.marks = c("data.queue", "marked");
     st.gso_splits = c("data.queue", "split") + c("data.loss", "split");
     st.elements = d;
     if let Some(t) = el.trace.take() {

@@ -22,6 +22,8 @@ pub struct LabConfig {
     pub mtu: u32,
     /// `initcwnd` of the routes to each flow group's receiver address.
     pub group_init_cwnd: Vec<u32>,
+    /// Flow groups that ask for ECN (`features ecn` on their route); missing = no.
+    pub group_ecn: Vec<bool>,
     /// The end hosts' TCP settings (sysctls and route attributes in their namespaces).
     pub host: cclab_core::host::HostTcp,
     /// Leave the namespaces in place when the lab is dropped (debugging; `cclab lab clean`
@@ -47,6 +49,7 @@ impl Lab {
         let mut topo = topo::Topology::create(&topo::TopoConfig {
             mtu: cfg.mtu,
             group_init_cwnd: cfg.group_init_cwnd.clone(),
+            group_ecn: cfg.group_ecn.clone(),
             host: cfg.host.clone(),
         })?;
         topo.keep = cfg.keep_namespaces;

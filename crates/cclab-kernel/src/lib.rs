@@ -350,6 +350,7 @@ pub fn run_scenario_detailed(
             },
             mtu,
             group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
+            group_ecn: sc.flows.iter().map(|f| f.ecn).collect(),
             host: sc.hosts.tcp.clone(),
             keep_namespaces: opts.keep_namespaces,
         },
@@ -507,6 +508,8 @@ fn build_result(
                 },
                 rtt,
                 rtt_min_ns,
+                ce_marks: el.flow_ce_marks.get(i).copied().unwrap_or(0),
+                cwr_events: el.flow_cwr.get(i).copied().unwrap_or(0),
             }
         })
         .collect();
@@ -517,6 +520,7 @@ fn build_result(
         drops_buffer: el.drops_buffer,
         drops_random: el.drops_random,
         drops_ack: el.drops_ack,
+        marks: el.marks,
         queue_delay: el.queue_delay.clone(),
         elements: el.elements.clone(),
     };

@@ -71,6 +71,10 @@ pub struct TopoConfig {
     pub mtu: u32,
     /// init_cwnd of each flow group.
     pub group_init_cwnd: Vec<u32>,
+    /// Flow groups that ask for ECN: their route carries `features ecn`, so the sender
+    /// requests it in the handshake (the receiver's `tcp_ecn` = 2 accepts) without touching
+    /// any sysctl. Missing = no.
+    pub group_ecn: Vec<bool>,
     /// The end hosts' TCP settings, applied in the sender and receiver namespaces.
     pub host: cclab_core::host::HostTcp,
 }
@@ -215,7 +219,7 @@ impl Topology {
         let gw_s = fmt(addr::ROUTER_SND);
         ip(&["-n", s, "route", "add", "default", "via", &gw_s])?;
         // The sender's routes carry `initcwnd` and `rto_min` (a route's rto_min is locked,
-        // so TCP uses it).
+        // so TCP uses it), and `features ecn` for the groups that ask for ECN.
         let rto_min = format!("{}us", cfg.host.rto_min / 1000);
         for (g, iw) in cfg.group_init_cwnd.iter().enumerate() {
             let dst = format!("{}/32", fmt(addr::receiver(g)));
@@ -224,9 +228,12 @@ impl Topology {
             if cfg.host.rto_min != cclab_core::rtt::RTO_MIN {
                 args.extend(["rto_min", &rto_min]);
             }
+            if cfg.group_ecn.get(g).copied().unwrap_or(false) {
+                args.extend(["features", "ecn"]);
+            }
             ip(&args).map_err(|e| {
                 KernelError::Setup(format!(
-                    "could not apply hosts.init_cwnd / hosts.rto_min as route attributes: {e}"
+                    "could not apply hosts.init_cwnd / hosts.rto_min / flows.ecn as route attributes: {e}"
                 ))
             })?;
         }

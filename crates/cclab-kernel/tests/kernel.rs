@@ -37,6 +37,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             buffer: Buffer::Bdp(bdp),
             loss,
             ack_loss: 0.0,
+            ecn_threshold_ns: None,
             mss: 1448,
         },
         hosts: Default::default(),
@@ -48,6 +49,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             size_bytes: None,
             rtt_extra_ns: 0,
             init_cwnd: 10,
+            ecn: false,
         }],
         reference: None,
     }
@@ -338,6 +340,7 @@ fn sized_flows_with_starts_and_extra_rtt() {
             size_bytes: Some(1_000_000),
             rtt_extra_ns: 0,
             init_cwnd: 10,
+            ecn: false,
         },
         FlowSpec {
             cc_params: vec![],
@@ -347,6 +350,7 @@ fn sized_flows_with_starts_and_extra_rtt() {
             size_bytes: Some(500_000),
             rtt_extra_ns: 30_000_000,
             init_cwnd: 4,
+            ecn: false,
         },
     ];
     let r = run_scenario_detailed(&sc, &KernelOptions::default()).unwrap();

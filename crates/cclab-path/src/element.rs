@@ -46,6 +46,14 @@ pub trait Packet: Sized {
     fn loss_exempt(&self) -> bool {
         false
     }
+    /// Whether the packet is ECN-capable (ECT(0), ECT(1), or already CE): a queue that marks
+    /// may set CE on it instead of dropping it.
+    fn is_ect(&self) -> bool {
+        false
+    }
+    /// Set Congestion Experienced (called only on an ECN-capable packet; a GSO packet marks
+    /// every segment, as its one IP header is copied to each).
+    fn set_ce(&mut self) {}
     /// The TSO burst this packet came in was broken up on the way (part of it dropped, or
     /// split to fit the buffer): the receiver cannot take it in as one (GRO).
     fn mark_burst_broken(&mut self) {}

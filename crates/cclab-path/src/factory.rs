@@ -35,6 +35,9 @@ pub struct LinkDesc {
     pub loss: f64,
     /// Probability that an ACK is lost.
     pub ack_loss: f64,
+    /// ECN step marking at the bottleneck: ECN-capable packets that waited longer than this
+    /// are marked CE (`link.ecn_threshold`); `None` = never.
+    pub ecn_threshold_ns: Option<Nanos>,
 }
 
 /// A run's path: the link, the delay classes of its flows, the run's seed.
@@ -74,7 +77,10 @@ impl PathDesc {
         }
         c.push(
             "queue",
-            Box::new(DropTail::new(self.link.rate_bps, self.link.buffer_bytes)),
+            Box::new(
+                DropTail::new(self.link.rate_bps, self.link.buffer_bytes)
+                    .with_ce_threshold(self.link.ecn_threshold_ns),
+            ),
         );
         let delays: Vec<Nanos> = (0..self.classes()).map(|k| self.one_way(k).0).collect();
         c.push("delay", Box::new(Delay::new(&delays)));
@@ -116,6 +122,7 @@ mod tests {
                 loss: 0.0,
                 ack_loss: 0.01,
                 rtt_ns: 20_000_001,
+                ecn_threshold_ns: None,
             },
             class_extra_rtt_ns: vec![0, 10_000_000],
             seed: 1,

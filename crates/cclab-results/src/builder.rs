@@ -36,6 +36,10 @@ pub struct FlowRecord {
     /// The flow's minimum RTT when it is known better than from `rtt` (the kernel's
     /// `tcpi_min_rtt` when there are no per-ACK samples), ns.
     pub rtt_min_ns: Option<u64>,
+    /// Data segments that reached the receiver marked CE.
+    pub ce_marks: u64,
+    /// Window reductions the sender made for an ECN echo (segments it sent with CWR).
+    pub cwr_events: u64,
 }
 
 /// The path as a backend measured it.
@@ -50,6 +54,8 @@ pub struct LinkRecord {
     /// Data packets and ACKs dropped by the random-loss models.
     pub drops_random: u64,
     pub drops_ack: u64,
+    /// Data packets the bottleneck marked CE instead of dropping.
+    pub marks: u64,
     /// Time packets waited in the bottleneck's queue, ns.
     pub queue_delay: Histogram,
     /// Each path element's counters (`"data.loss"` -> `{"dropped": 12, ...}`).
@@ -123,6 +129,8 @@ impl RunRecord {
                     fct_s: completed.map(|c| c.saturating_sub(f.start_ns) as f64 / 1e9),
                     size_bytes: f.size_bytes,
                     rto_count: f.rto_count,
+                    ce_marks: f.ce_marks,
+                    cwr_events: f.cwr_events,
                 }
             })
             .collect();
@@ -141,6 +149,7 @@ impl RunRecord {
             drops_buffer: l.drops_buffer,
             drops_random: l.drops_random,
             drops_ack: l.drops_ack,
+            marks: l.marks,
             forwarded_pkts: l.forwarded_pkts,
             queue_delay_ms: QueuePercentiles {
                 p50: q(0.5),

@@ -152,6 +152,12 @@ pub struct FlowResult {
     pub size_bytes: Option<u64>,
     #[serde(default)]
     pub rto_count: u64,
+    /// Data segments that reached the receiver marked CE (ECN).
+    #[serde(default)]
+    pub ce_marks: u64,
+    /// Window reductions for an ECN echo (`tcp_enter_cwr()`; segments sent with CWR).
+    #[serde(default)]
+    pub cwr_events: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -181,6 +187,9 @@ pub struct LinkResult {
     /// ACKs dropped by the random ACK-loss model.
     #[serde(default)]
     pub drops_ack: u64,
+    /// Data packets the bottleneck marked CE instead of dropping (`link.ecn_threshold`).
+    #[serde(default)]
+    pub marks: u64,
     /// Packets forwarded by the bottleneck.
     #[serde(default)]
     pub forwarded_pkts: u64,

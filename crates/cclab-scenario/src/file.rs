@@ -73,6 +73,7 @@ const LINK_KEYS: &[(&str, Kind)] = &[
     ("loss", Kind::Loss),
     ("ack_loss", Kind::Loss),
     ("mss", Kind::Mss),
+    ("ecn_threshold", Kind::RttExtra),
     // Old names of `hosts.latency` and `hosts.jitter`, still accepted.
     ("host_latency", Kind::RttExtra),
     ("host_jitter", Kind::RttExtra),
@@ -104,6 +105,7 @@ const FLOW_KEYS: &[(&str, Kind)] = &[
     ("size", Kind::Size),
     ("rtt_extra", Kind::RttExtra),
     ("init_cwnd", Kind::InitCwnd),
+    ("ecn", Kind::Bool),
 ];
 /// The key of a flow group's controller parameters (a table, checked against the catalog).
 const CC_PARAMS: &str = "cc_params";
@@ -1180,6 +1182,7 @@ impl ScenarioFile {
             loss: p(get(sl, "loss")?).unwrap_or(0.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
             mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
+            ecn_threshold_ns: n(get(sl, "ecn_threshold")?),
         };
         let sh = Section::Hosts;
         let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);
@@ -1272,6 +1275,7 @@ impl ScenarioFile {
                     .map(|x| x as u32)
                     .or(hosts.init_cwnd)
                     .unwrap_or(DEFAULT_INIT_CWND),
+                ecn: b(get(sf, "ecn")?).unwrap_or(false),
             };
             if f.size_bytes.is_none() && duration_ns.is_none() {
                 return Err(ctx.err(

@@ -161,6 +161,9 @@ pub struct LinkSpec {
     pub ack_loss: f64,
     /// Maximum segment size (payload bytes per packet), in [`MSS_MIN`, `MSS_MAX`].
     pub mss: u32,
+    /// ECN step marking at the bottleneck (`link.ecn_threshold`): ECN-capable packets that
+    /// waited longer than this are marked CE; `None` = no marking (drop-tail only).
+    pub ecn_threshold_ns: Option<u64>,
 }
 
 /// Default `hosts.wake`: the extra time an idle host takes to answer, ns (the kernel lab's).
@@ -293,6 +296,7 @@ impl LinkSpec {
             buffer_bytes: self.buffer_bytes(),
             loss: self.loss,
             ack_loss: self.ack_loss,
+            ecn_threshold_ns: self.ecn_threshold_ns,
         }
     }
 }
@@ -335,6 +339,9 @@ pub struct FlowSpec {
     pub rtt_extra_ns: u64,
     /// Initial congestion window, packets (>= 1).
     pub init_cwnd: u32,
+    /// These flows ask for ECN (`flows.ecn`; Linux's default `tcp_ecn = 2` never asks). A
+    /// controller that needs ECN (DCTCP) negotiates it anyway.
+    pub ecn: bool,
 }
 
 impl FlowSpec {
@@ -435,6 +442,10 @@ impl Scenario {
         m.insert("link.loss".into(), Value::from(l.loss));
         m.insert("link.ack_loss".into(), Value::from(l.ack_loss));
         m.insert("link.mss".into(), Value::from(l.mss));
+        m.insert(
+            "link.ecn_threshold".into(),
+            l.ecn_threshold_ns.map(secs).unwrap_or(Value::Null),
+        );
         let h = &self.hosts;
         m.insert("hosts.latency".into(), secs(h.latency_ns));
         m.insert("hosts.jitter".into(), secs(h.jitter_ns));
@@ -485,6 +496,7 @@ impl Scenario {
             );
             m.insert(format!("{p}rtt_extra"), secs(f.rtt_extra_ns));
             m.insert(format!("{p}init_cwnd"), Value::from(f.init_cwnd));
+            m.insert(format!("{p}ecn"), Value::from(f.ecn));
             // Every parameter of the controller, defaults included, when the simulator has it.
             match f.controller() {
                 Ok(params) => {
@@ -525,6 +537,9 @@ impl Scenario {
         lt.insert("loss".into(), l.loss.into());
         lt.insert("ack_loss".into(), l.ack_loss.into());
         lt.insert("mss".into(), toml::Value::Integer(l.mss as i64));
+        if let Some(t) = l.ecn_threshold_ns {
+            lt.insert("ecn_threshold".into(), fmt_time(t).into());
+        }
         t.insert("link".into(), toml::Value::Table(lt));
         let h = &self.hosts;
         let mut ht = toml::Table::new();
@@ -584,6 +599,7 @@ impl Scenario {
                 }
                 ft.insert("rtt_extra".into(), fmt_time(f.rtt_extra_ns).into());
                 ft.insert("init_cwnd".into(), toml::Value::Integer(f.init_cwnd as i64));
+                ft.insert("ecn".into(), f.ecn.into());
                 if !f.cc_params.is_empty() {
                     let pt: toml::Table = f
                         .cc_params

@@ -279,7 +279,8 @@ fn defaults() {
             start_ns: 0,
             size_bytes: None,
             rtt_extra_ns: 0,
-            init_cwnd: 10
+            init_cwnd: 10,
+            ecn: false,
         }]
     );
     assert_eq!(s.reference, None);
@@ -781,6 +782,7 @@ fn resolved_map_has_every_key() {
             "link.loss",
             "link.ack_loss",
             "link.mss",
+            "link.ecn_threshold",
             "hosts.latency",
             "hosts.jitter",
             "hosts.wake",
@@ -804,7 +806,8 @@ fn resolved_map_has_every_key() {
             "flows.start",
             "flows.size",
             "flows.rtt_extra",
-            "flows.init_cwnd"
+            "flows.init_cwnd",
+            "flows.ecn"
         ]
     );
     assert_eq!(r["duration"], json!(5.0));
@@ -973,6 +976,7 @@ fn realistic_file_round_trip() {
             buffer: Buffer::Bdp(0.5),
             loss: 0.0001,
             ack_loss: 0.0,
+            ecn_threshold_ns: None,
             mss: 1448,
         },
         hosts: HostsSpec::default(),
@@ -985,6 +989,7 @@ fn realistic_file_round_trip() {
                 size_bytes: None,
                 rtt_extra_ns: 0,
                 init_cwnd: 10,
+                ecn: false,
             },
             FlowSpec {
                 cc: "bbr".into(),
@@ -994,6 +999,7 @@ fn realistic_file_round_trip() {
                 size_bytes: Some(250_000_000),
                 rtt_extra_ns: 10_000_000,
                 init_cwnd: 10,
+                ecn: false,
             },
         ],
         reference: Some(std::sync::Arc::new(json!({
@@ -1502,14 +1508,14 @@ fn controller_parameters() {
 
 #[test]
 fn another_backend_s_controllers() {
-    // A kernel that offers dctcp: the name is accepted, and the error lists the kernel's.
+    // A kernel that offers vegas: the name is accepted, and the error lists the kernel's.
     let cat = CcCatalog::names(
         "this kernel",
-        &["reno".into(), "cubic".into(), "dctcp".into()],
+        &["reno".into(), "cubic".into(), "vegas".into()],
     );
-    let text = BASE.replace("cc = \"cubic\"", "cc = \"dctcp\"");
+    let text = BASE.replace("cc = \"cubic\"", "cc = \"vegas\"");
     let f = ScenarioFile::from_str_for(&text, "t.toml", cat.clone()).unwrap();
-    assert_eq!(f.expand().unwrap()[0].scenario.flows[0].cc, "dctcp");
+    assert_eq!(f.expand().unwrap()[0].scenario.flows[0].cc, "vegas");
     let e = ScenarioFile::from_str(&text, "t.toml")
         .unwrap_err()
         .to_string();
@@ -1522,7 +1528,7 @@ fn another_backend_s_controllers() {
             .unwrap_err()
             .to_string();
     assert!(
-        e.contains("this kernel has: reno (or newreno), cubic, dctcp"),
+        e.contains("this kernel has: reno (or newreno), cubic, vegas"),
         "{e}"
     );
     // Parameters are the simulator's: a kernel's cubic takes none.

@@ -22,6 +22,8 @@ pub struct SimFlow {
     /// acts at the end it belongs to (receive buffer at the receiver, send buffer at the
     /// sender).
     pub host: HostTcp,
+    /// The flow asks for ECN (`flows.ecn`).
+    pub ecn: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -85,6 +87,7 @@ impl SimConfig {
                 buffer_bytes: (bdp * buffer_bdp).round() as u64,
                 loss,
                 ack_loss: 0.0,
+                ecn_threshold_ns: None,
             },
             mss: 1448,
             flows: vec![SimFlow {
@@ -106,6 +109,7 @@ impl SimConfig {
                         ..HostTcp::default()
                     }
                 },
+                ecn: false,
             }],
             duration_ns: Some(duration_ns),
             max_duration_ns: 300 * 1_000_000_000,

@@ -21,8 +21,8 @@
 use crate::config::SimConfig;
 use crate::hosts::{Host, HostCpus};
 use crate::timers::Timers;
-use cclab_core::packet::{Ack, Segment};
-use cclab_core::receiver::{Receiver, ReceiverConfig};
+use cclab_core::packet::{Ack, Ecn, Segment};
+use cclab_core::receiver::{EcnEcho, Receiver, ReceiverConfig};
 use cclab_core::sender::{Sender, SenderConfig};
 use cclab_core::Nanos;
 use cclab_path::{streams, Chain, DelayLine, Departure, Packet, PathDesc, Rng, BOTTLENECK};
@@ -48,6 +48,15 @@ impl Packet for DataPkt {
     }
     /// The receiver cannot coalesce a burst that did not arrive whole: every segment ends one.
     fn mark_burst_broken(&mut self) {
+        self.seg.burst_end = true;
+    }
+    fn is_ect(&self) -> bool {
+        self.seg.ecn.is_ect()
+    }
+    /// A CE segment also ends a coalesced burst: GRO does not merge segments whose ECN
+    /// field differs.
+    fn set_ce(&mut self) {
+        self.seg.ecn = Ecn::Ce;
         self.seg.burst_end = true;
     }
 }
@@ -171,6 +180,9 @@ impl Simulation {
                     .iter()
                     .position(|&e| e == f.rtt_extra_ns)
                     .unwrap_or(0);
+                // ECN: the flow asks, or its controller needs it; the receiver echoes the
+                // way the controller wants.
+                let ecn = f.ecn || cc.needs_ecn();
                 let receiver = Receiver::new(ReceiverConfig {
                     mss,
                     size: f.size,
@@ -178,6 +190,11 @@ impl Simulation {
                     rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
                     host: f.host.clone(),
                     gro: cfg.gro,
+                    ecn: match (ecn, cc.wants_ce_events()) {
+                        (false, _) => EcnEcho::Off,
+                        (true, false) => EcnEcho::Classic,
+                        (true, true) => EcnEcho::Precise,
+                    },
                 });
                 Flow {
                     sender: Sender::new(
@@ -190,6 +207,7 @@ impl Simulation {
                             hz: cfg.hz,
                             host: f.host.clone(),
                             peer_init_wnd: receiver.advertised_window(),
+                            ecn,
                         },
                         cc,
                     ),
@@ -382,9 +400,7 @@ impl Simulation {
         if self.flows[f].inbox.is_empty() {
             match self.hosts.asleep(Host::Receiver, now) {
                 None => {
-                    if let Some(ack) = self.flows[f].receiver.on_segment(now, &seg) {
-                        self.send_ack(f, ack);
-                    }
+                    self.receive_segment(f, &seg);
                     let t = self.flows[f].receiver.next_timeout();
                     self.schedule(Self::slot(f, RCV), t);
                     return;
@@ -393,6 +409,18 @@ impl Simulation {
             }
         }
         self.flows[f].inbox.push(seg);
+    }
+
+    /// Flow `f`'s receiver takes a segment in now; the ACKs it sends go out.
+    fn receive_segment(&mut self, f: usize, seg: &Segment) {
+        let now = self.now;
+        let ack = self.flows[f].receiver.on_segment(now, seg);
+        if let Some(prior) = self.flows[f].receiver.take_prior_ack() {
+            self.send_ack(f, prior);
+        }
+        if let Some(ack) = ack {
+            self.send_ack(f, ack);
+        }
     }
 
     /// The receiving host of flow `f` woke up: it takes what arrived meanwhile.
@@ -405,9 +433,7 @@ impl Simulation {
         // (Taking segments in only sends ACKs: nothing reaches the inbox meanwhile.)
         let mut inbox = std::mem::take(&mut self.flows[f].inbox);
         for seg in inbox.drain(..) {
-            if let Some(ack) = self.flows[f].receiver.on_segment(now, &seg) {
-                self.send_ack(f, ack);
-            }
+            self.receive_segment(f, &seg);
         }
         self.flows[f].inbox = inbox;
         let t = self.flows[f].receiver.next_timeout();
@@ -619,6 +645,8 @@ impl Simulation {
                     rto_count: st.rto_count,
                     rtt: fl.rtt_hist.clone(),
                     rtt_min_ns: None,
+                    ce_marks: fl.receiver.ce_marks(),
+                    cwr_events: st.cwr_events,
                 }
             })
             .collect();
@@ -631,6 +659,7 @@ impl Simulation {
             drops_buffer: self.data.counter(BOTTLENECK, "dropped"),
             drops_random: self.data.counter("loss", "dropped"),
             drops_ack: self.acks.counter("loss", "dropped"),
+            marks: self.data.counter(BOTTLENECK, "marked"),
             queue_delay: self.queue_hist.clone(),
             elements,
         };

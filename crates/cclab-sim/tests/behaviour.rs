@@ -141,10 +141,16 @@ fn conservation_and_complete_delivery() {
         cfg.duration_ns = None; // run until every flow completes
         cfg.seed = case;
         cfg.flows.clear();
+        // ECN: a marking threshold on some paths, ECN flows (and DCTCP) on some.
+        cfg.link.ecn_threshold_ns = (case % 3 == 0).then_some(rtt / 4);
         let n = 1 + next(4);
         for i in 0..n {
             cfg.flows.push(SimFlow {
-                cc: cclab_core::cc::CONTROLLERS[next(3) as usize].defaults(),
+                cc: if case % 5 == 4 {
+                    cclab_core::cc::by_name("dctcp").unwrap()
+                } else {
+                    cclab_core::cc::CONTROLLERS[next(3) as usize].defaults()
+                },
                 group: i as u32,
                 start_ns: next(2000) * MS,
                 size: Some(1 + next(3_000_000)),
@@ -162,6 +168,7 @@ fn conservation_and_complete_delivery() {
                     notsent_lowat: (next(3) == 0).then(|| 1 + next(200_000)),
                     ..HostTcp::default()
                 },
+                ecn: case % 2 == 0,
             });
         }
         let r = run(&cfg);

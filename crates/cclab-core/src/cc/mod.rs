@@ -37,6 +37,7 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod registry;
 pub mod reno;
 
@@ -386,7 +387,12 @@ pub trait CongestionControl: Send {
 }
 
 /// Every controller the simulator has, one line each (see [`registry`]).
-pub const CONTROLLERS: &[&Controller] = &[&reno::CONTROLLER, &cubic::CONTROLLER, &bbr::CONTROLLER];
+pub const CONTROLLERS: &[&Controller] = &[
+    &reno::CONTROLLER,
+    &cubic::CONTROLLER,
+    &bbr::CONTROLLER,
+    &dctcp::CONTROLLER,
+];
 
 // ---- Helpers shared by loss-based controllers (Linux net/ipv4/tcp_cong.c) ----
 

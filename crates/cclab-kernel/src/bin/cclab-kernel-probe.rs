@@ -79,6 +79,7 @@ fn main() {
                     buffer: Buffer::Bdp(arg(&args, "--bdp", 1.0f64)),
                     loss: arg(&args, "--loss", 0.0f64),
                     ack_loss: arg(&args, "--ack-loss", 0.0f64),
+                    ecn_threshold_ns: None,
                     mss: 1448,
                 },
                 hosts: Default::default(),
@@ -90,6 +91,7 @@ fn main() {
                     size_bytes: None,
                     rtt_extra_ns: 0,
                     init_cwnd: 10,
+                    ecn: false,
                 }],
                 reference: None,
             });

@@ -10,6 +10,10 @@
 //! the buffer; behind a GSO packet on the wire, its segments not yet sent count as waiting.
 //! A burst that fits stays whole; one that does not is taken in segment by segment (a GSO
 //! packet is split), and the segments that do not fit are dropped.
+//!
+//! ECN step marking ([`DropTail::with_ce_threshold`]): an ECN-capable packet that waited
+//! longer than the threshold is marked CE as it goes on the wire, the way Linux's
+//! `ce_threshold` does in fq_codel (sojourn time at dequeue). A full buffer still drops.
 
 use crate::element::{Departure, Element, Packet};
 use crate::Nanos;
@@ -36,6 +40,8 @@ pub struct DropTail<P> {
     dropped: u64,
     split: u64,
     scratch: Vec<P>,
+    ce_threshold: Option<Nanos>,
+    marked: u64,
 }
 
 impl<P: Packet> DropTail<P> {
@@ -54,7 +60,15 @@ impl<P: Packet> DropTail<P> {
             dropped: 0,
             split: 0,
             scratch: Vec::new(),
+            ce_threshold: None,
+            marked: 0,
         }
+    }
+
+    /// Mark CE on ECN-capable packets whose sojourn exceeds `threshold` (`None`: never).
+    pub fn with_ce_threshold(mut self, threshold: Option<Nanos>) -> Self {
+        self.ce_threshold = threshold;
+        self
     }
 
     pub fn rate_bps(&self) -> f64 {
@@ -155,7 +169,12 @@ impl<P: Packet + Send> Element<P> for DropTail<P> {
         if done > now {
             return None;
         }
-        let s = self.in_service.take()?;
+        let mut s = self.in_service.take()?;
+        let sojourn = s.start.saturating_sub(s.enqueued);
+        if self.ce_threshold.is_some_and(|t| sojourn > t) && s.pkt.is_ect() {
+            s.pkt.set_ce();
+            self.marked += s.pkt.segments() as u64;
+        }
         self.forwarded_pkts += s.pkt.segments() as u64;
         self.forwarded_bytes += s.pkt.wire_len() as u64;
         if let Some((next, enq)) = self.queue.pop_front() {
@@ -166,7 +185,7 @@ impl<P: Packet + Send> Element<P> for DropTail<P> {
         }
         Some(Departure {
             at: done,
-            sojourn: s.start.saturating_sub(s.enqueued),
+            sojourn,
             pkt: s.pkt,
         })
     }
@@ -189,6 +208,7 @@ impl<P: Packet + Send> Element<P> for DropTail<P> {
             ("forwarded_bytes", self.forwarded_bytes),
             ("dropped", self.dropped),
             ("split", self.split),
+            ("marked", self.marked),
         ]
     }
 }
