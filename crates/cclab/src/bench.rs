@@ -30,7 +30,8 @@ pub struct Measured {
     pub met_target: bool,
 }
 
-/// The reference cases: 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR flow.
+/// The reference cases: 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR
+/// flow; BBRv3 on 1 Gbit/s x 100 ms x 1%; ten CUBIC flows.
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -42,6 +43,13 @@ pub fn cases() -> Vec<Case> {
             // With the next case: per-packet cost must not grow with the window (~8.6k vs ~86k packets).
             name: "bbr 1gbit 100ms 1% 10s",
             cfg: SimConfig::single("bbr", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
+            target_s: 1.0,
+        },
+        Case {
+            // BBRv3 on the previous case's workload: its cost per packet is compared with
+            // BBRv1's there (crates/cclab/tests/bench_events.rs).
+            name: "bbr3 1gbit 100ms 1% 10s",
+            cfg: SimConfig::single("bbr3", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 1.0,
         },
         Case {

@@ -18,8 +18,13 @@ use cclab_sim::Simulation;
 
 const MAX_EVENTS_PER_PACKET: f64 = 3.5;
 
+/// A BBRv3 case may cost at most this many times BBRv1's events per packet on the same
+/// workload (its model does more per ACK, but must not add events: no extra wake-ups).
+const MAX_BBR3_OVER_BBR: f64 = 1.5;
+
 #[test]
 fn bench_workloads_stay_within_their_event_budget() {
+    let mut per_case = Vec::new();
     for case in bench::cases() {
         let mut sim = Simulation::new(case.cfg.clone());
         sim.run_to_end();
@@ -45,5 +50,29 @@ fn bench_workloads_stay_within_their_event_budget() {
             "{}: senders were woken {idle} times with nothing to do",
             case.name
         );
+        per_case.push((case.name, per_packet));
     }
+    // Each "bbr3 ..." case against the "bbr ..." case of the same workload.
+    let mut compared = 0;
+    for (name, v3) in &per_case {
+        let Some(workload) = name.strip_prefix("bbr3 ") else {
+            continue;
+        };
+        let v1 = per_case
+            .iter()
+            .find(|(n, _)| n.strip_prefix("bbr ") == Some(workload))
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no bbr case for {name}"));
+        eprintln!(
+            "{name}: {v3:.2} events per packet, bbr {v1:.2} ({:.2}x)",
+            v3 / v1
+        );
+        assert!(
+            *v3 <= MAX_BBR3_OVER_BBR * v1,
+            "{name}: {v3:.2} events per packet, {:.2}x bbr's {v1:.2}",
+            v3 / v1
+        );
+        compared += 1;
+    }
+    assert!(compared > 0, "no bbr3 bench case");
 }

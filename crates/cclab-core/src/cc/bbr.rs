@@ -184,9 +184,9 @@ const BBR_EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// `TCP_INIT_CWND`.
 const TCP_INIT_CWND: u32 = 10;
 /// Default `sk->sk_pacing_shift` (set in `sock_init_data()`): a TSO burst is ~1 ms of data.
-const SK_PACING_SHIFT: u32 = 10;
+pub(super) const SK_PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE` (include/linux/netdevice.h).
-const GSO_LEGACY_MAX_SIZE: u64 = 65536;
+pub(super) const GSO_LEGACY_MAX_SIZE: u64 = 65536;
 /// `MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + MAX_HEADER)` (include/net/tcp.h). Config dependent;
 /// for a typical x86_64 distribution kernel `LL_MAX_HEADER` is 128 (Hyper-V netvsc or
 /// mac80211 mesh built in), tunnels add 48 (`MAX_HEADER = 176`), and with 64-byte cache lines
@@ -303,28 +303,28 @@ pub struct Bbr {
 // ---- Small helpers mirroring kernel primitives ----
 
 /// `tcp_jiffies32` (the host's `hz`, see [`TcpState::hz`]).
-fn jiffies32(tp: &TcpState) -> u32 {
+pub(super) fn jiffies32(tp: &TcpState) -> u32 {
     (tp.now_ns / tp.ns_per_jiffy()) as u32
 }
 
 /// `msecs_to_jiffies()`: rounds up to whole jiffies.
-fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
+pub(super) fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
     (ms * hz).div_ceil(1000)
 }
 
 /// 32-bit wrap-aware "a is later than b" (`after()` / `time_after32()`).
-fn after32(a: u32, b: u32) -> bool {
+pub(super) fn after32(a: u32, b: u32) -> bool {
     (b.wrapping_sub(a) as i32) < 0
 }
 
 /// `tcp_stamp_us_delta()`: `t1 - t0` in us, never negative, truncated to 32 bits.
-fn stamp_us_delta(t1: u64, t0: u64) -> u32 {
+pub(super) fn stamp_us_delta(t1: u64, t0: u64) -> u32 {
     (t1 as i64).wrapping_sub(t0 as i64).max(0) as u32
 }
 
 /// The earliest departure time of the next packet (`max(tp->tcp_wstamp_ns, now)`). The lab's
 /// `TcpState` does not expose `tcp_wstamp_ns`, so this is `now` (see the module docs).
-fn edt_ns(tp: &TcpState) -> u64 {
+pub(super) fn edt_ns(tp: &TcpState) -> u64 {
     tp.now_ns
 }
 

@@ -36,6 +36,7 @@
 //! Units follow Linux: windows in packets, times in microseconds, rates in bytes per second.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod registry;
@@ -391,6 +392,7 @@ pub const CONTROLLERS: &[&Controller] = &[
     &reno::CONTROLLER,
     &cubic::CONTROLLER,
     &bbr::CONTROLLER,
+    &bbr3::CONTROLLER,
     &dctcp::CONTROLLER,
 ];
 
