@@ -337,15 +337,23 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
         Kind::Cc => match v {
             RawV::Str(s) => match cat.find(s) {
                 Some(c) => Ok(Val::Str(c.name.clone())),
-                None => Err((
-                    BadValue,
-                    format!(
-                        "unknown congestion control \"{}\" ({} has: {})",
-                        s,
-                        cat.owner,
-                        cat.list()
-                    ),
-                )),
+                None => {
+                    // A controller the simulator has but this backend lacks (dctcp, bbr3
+                    // on a mainline kernel): say where it does run.
+                    let sim = cclab_core::cc::find(s)
+                        .filter(|_| cat.owner != "the simulator")
+                        .map(|c| format!("; the simulator has {}: use --backend sim", c.name))
+                        .unwrap_or_default();
+                    Err((
+                        BadValue,
+                        format!(
+                            "unknown congestion control \"{}\" ({} has: {}){sim}",
+                            s,
+                            cat.owner,
+                            cat.list()
+                        ),
+                    ))
+                }
             },
             _ => wrong(&format!("a congestion control name ({})", cat.list())),
         },
