@@ -118,7 +118,7 @@ fn lossy_lan_report_shows_cubic_collapse_against_bbr() {
     let html = std::fs::read_to_string(d.join("report.html")).unwrap();
     let head = figure(&html, "lossy-lan-goodput");
     let b = bars(head);
-    assert_eq!(b.len(), 4, "one bar per run: {b:?}");
+    assert_eq!(b.len(), 6, "one bar per run (cubic, bbr, bbr3 x 2 losses): {b:?}");
     let find = |loss: &str, cc: &str| {
         b.iter()
             .find(|(_, t)| t.starts_with(&format!("loss {loss} · {cc}:")))
@@ -251,7 +251,7 @@ fn report_subcommand_rebuilds_the_same_page_and_merges_dirs() {
     let m = std::fs::read_to_string(&merged).unwrap();
     assert!(m.contains("id=\"doc0\"") && m.contains("id=\"doc1\"") && m.contains("<nav>"));
     assert_eq!(count(&m, "<table class=\"summary\">"), 2);
-    assert_eq!(count(&m, "<figure class=\"plot"), 50 + 1 + 1 + 4 * 4);
+    assert_eq!(count(&m, "<figure class=\"plot"), 50 + 1 + 1 + 6 * 4);
     // Default output: DIR/report.html.
     let o = cclab().arg("report").arg(l).output().unwrap();
     assert!(o.status.success());
