@@ -147,6 +147,20 @@ fn flow_metrics(a: &FlowResult, b: &FlowResult) -> Vec<Metric> {
             b: b.rtt_ms.p99,
         },
     ];
+    if a.ce_marks + b.ce_marks + a.cwr_events + b.cwr_events > 0 {
+        v.push(Metric {
+            name: "ce marks",
+            kind: Kind::Count,
+            a: a.ce_marks as f64,
+            b: b.ce_marks as f64,
+        });
+        v.push(Metric {
+            name: "cwr events",
+            kind: Kind::Count,
+            a: a.cwr_events as f64,
+            b: b.cwr_events as f64,
+        });
+    }
     if let (Some(x), Some(y)) = (a.fct_s, b.fct_s) {
         v.push(Metric {
             name: "fct",
@@ -161,7 +175,7 @@ fn flow_metrics(a: &FlowResult, b: &FlowResult) -> Vec<Metric> {
 fn run_metrics(a: &RunResult, b: &RunResult) -> Vec<Metric> {
     let (la, lb): (&LinkResult, &LinkResult) = (&a.link, &b.link);
     let total = |r: &RunResult| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
-    vec![
+    let mut v = vec![
         Metric {
             name: "total goodput",
             kind: Kind::Rate,
@@ -228,7 +242,16 @@ fn run_metrics(a: &RunResult, b: &RunResult) -> Vec<Metric> {
             a: a.duration_s,
             b: b.duration_s,
         },
-    ]
+    ];
+    if la.marks + lb.marks > 0 {
+        v.push(Metric {
+            name: "ce marks (link)",
+            kind: Kind::Count,
+            a: la.marks as f64,
+            b: lb.marks as f64,
+        });
+    }
+    v
 }
 
 fn params_label(p: &Map<String, Value>) -> String {

@@ -203,12 +203,18 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
         let jain: Vec<f64> = g.iter().map(|r| r.jain).collect();
         let drops_b: u64 = g.iter().map(|r| r.link.drops_buffer).sum::<u64>() / g.len() as u64;
         let drops_r: u64 = g.iter().map(|r| r.link.drops_random).sum::<u64>() / g.len() as u64;
+        let marks: u64 = g.iter().map(|r| r.link.marks).sum::<u64>() / g.len() as u64;
         link_lines.push(format!(
-            "#{}: link {} used, drops {} buffer / {} random{}, queue delay p50 {} p99 {}, jain {}",
+            "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}, jain {}",
             i + 1,
             agg(util, units::pct),
             drops_b,
             drops_r,
+            if marks > 0 {
+                format!(", {marks} CE marks")
+            } else {
+                String::new()
+            },
             if g.len() > 1 { " (mean)" } else { "" },
             agg(qp50, units::ms),
             agg(qp99, units::ms),

@@ -31,7 +31,8 @@ pub struct Measured {
 }
 
 /// The reference cases: 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR
-/// flow; BBRv3 on 1 Gbit/s x 100 ms x 1%; ten CUBIC flows.
+/// flow; BBRv3 on 1 Gbit/s x 100 ms x 1%; DCTCP on a marking 1 Gbit/s x 1 ms path; ten CUBIC
+/// flows.
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -50,6 +51,18 @@ pub fn cases() -> Vec<Case> {
             // BBRv1's there (crates/cclab/tests/bench_events.rs).
             name: "bbr3 1gbit 100ms 1% 10s",
             cfg: SimConfig::single("bbr3", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
+            target_s: 1.0,
+        },
+        Case {
+            // DCTCP in a datacenter: 1 Gbit/s x 1 ms, a deep buffer, ECN step marking at
+            // 0.8 ms; its cost per packet is compared with BBRv1's on the same path.
+            name: "dctcp 1gbit 1ms ecn 10s",
+            cfg: {
+                let mut c = SimConfig::single("dctcp", 1e9, MS, 4.0, 0.0, 10 * S);
+                c.link.ecn_threshold_ns = Some(800_000);
+                c.flows[0].ecn = true;
+                c
+            },
             target_s: 1.0,
         },
         Case {

@@ -107,7 +107,8 @@ pub struct FlowCal {
     pub params: String,
     pub flow: u32,
     pub cc: String,
-    /// Among `identical` flows (same controller, start, size, RTT and initial window), this
+    /// Among `identical` flows (same controller and parameters, start, size, RTT, initial
+    /// window and ECN), this
     /// row is the one ranked `rank` by goodput in each run (1 = the fastest): which of two
     /// identical flows wins is chance, so they are compared rank by rank, not by id.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,12 +196,21 @@ fn metric(r: &RunResult, flow: usize, m: usize) -> f64 {
 }
 
 /// For each flow of a matrix point, the index of the first flow it is identical to (same
-/// controller, start, size, extra RTT and initial window): such flows are exchangeable.
+/// controller and parameters, start, size, extra RTT, initial window and ECN): such flows
+/// are exchangeable.
 pub fn identical_flows(sc: &Scenario) -> Vec<usize> {
     let mut keys = Vec::new();
     for g in &sc.flows {
         for _ in 0..g.count {
-            keys.push((&g.cc, g.start_ns, g.size_bytes, g.rtt_extra_ns, g.init_cwnd));
+            keys.push((
+                &g.cc,
+                g.start_ns,
+                g.size_bytes,
+                g.rtt_extra_ns,
+                g.init_cwnd,
+                g.ecn,
+                &g.cc_params,
+            ));
         }
     }
     (0..keys.len())
@@ -395,27 +405,30 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
                 .iter()
                 .map(|p| load_kernel_doc(dir, p))
                 .collect::<Result<Vec<_>, _>>()?;
-            let r = docs.first().map_or(1, |(_, r)| *r);
-            if docs.iter().any(|(_, x)| *x != r) {
-                return Err(Error::new(format!(
-                    "{}: the stored kernel results have different repeat counts; re-run `cclab calibrate --out {}`",
-                    dir.display(),
-                    dir.display()
-                )));
-            }
-            Some((docs.into_iter().map(|(d, _)| d).collect::<Vec<_>>(), r))
+            // Each scenario file keeps the repeat count it was measured with (a point added
+            // later may have been measured with fewer seeds than the rest).
+            let repeats: Vec<u32> = docs.iter().map(|(_, r)| *r).collect();
+            Some((
+                docs.into_iter().map(|(d, _)| d).collect::<Vec<_>>(),
+                repeats,
+            ))
         }
         _ => None,
     };
-    let repeat = stored.as_ref().map_or(opts.repeat.max(1), |(_, r)| *r);
+    let repeats: Vec<u32> = stored
+        .as_ref()
+        .map_or_else(|| vec![opts.repeat.max(1); plans.len()], |(_, r)| r.clone());
     // The simulator runs the same seeds as the kernel: its value is a median too.
-    let sim_opts = RunOptions {
-        backend: "sim".into(),
-        repeat,
-        progress: opts.progress,
-        ..RunOptions::default()
-    };
-    let sim_docs = runner::execute(&plans, &sim_opts)?;
+    let mut sim_docs = Vec::new();
+    for (plan, &repeat) in plans.iter().zip(&repeats) {
+        let sim_opts = RunOptions {
+            backend: "sim".into(),
+            repeat,
+            progress: opts.progress,
+            ..RunOptions::default()
+        };
+        sim_docs.extend(runner::execute(std::slice::from_ref(plan), &sim_opts)?);
+    }
     let kernel_docs = if opts.sim_only {
         Vec::new()
     } else if let Some((docs, _)) = stored {
@@ -423,17 +436,17 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
     } else {
         let k_opts = RunOptions {
             backend: "kernel".into(),
-            repeat,
+            repeat: opts.repeat.max(1),
             progress: opts.progress,
             retry_disturbed: opts.retry_disturbed,
             ..RunOptions::default()
         };
         runner::execute(&plans, &k_opts)?
     };
-    let r = repeat as usize;
     let mut points = Vec::new();
     let mut disturbed = Vec::new();
     for (pi, plan) in plans.iter().enumerate() {
+        let r = repeats[pi] as usize;
         for (i, pt) in plan.points.iter().enumerate() {
             let mut sim: Vec<&RunResult> = sim_docs[pi].runs[i * r..(i + 1) * r].iter().collect();
             let mut kernel: Vec<&RunResult> = kernel_docs
@@ -468,7 +481,7 @@ pub fn run(opts: &CalOptions) -> Result<(Calibration, Vec<ResultsDoc>, Vec<Resul
         .collect();
     let cal = Calibration {
         cclab: cclab_results::VERSION.to_string(),
-        repeat,
+        repeat: repeats.iter().copied().max().unwrap_or(1),
         kernel: !opts.sim_only,
         kernel_from: opts.kernel_from.as_ref().map(|d| d.display().to_string()),
         points,
@@ -584,7 +597,7 @@ pub fn markdown(cal: &Calibration) -> String {
     let _ = writeln!(s, "# Calibration: simulator vs kernel\n");
     let _ = writeln!(
         s,
-        "Produced by `cclab calibrate --repeat {}` (cclab {}). Each point runs on both backends with the same {} consecutive seeds; values are the median [min-max] over them; error = (sim median - kernel median) / kernel median. Identical flows (same controller, start, size and RTT) are compared by rank: `cubic #1/2` is whichever of the two identical CUBIC flows got more goodput in that run.\n",
+        "Produced by `cclab calibrate --repeat {}` (cclab {}). Each point runs on both backends with the same consecutive seeds ({} per point, or as many as a scenario's stored kernel runs have); values are the median [min-max] over them; error = (sim median - kernel median) / kernel median. Identical flows (same controller, start, size, RTT and ECN) are compared by rank: `cubic #1/2` is whichever of the two identical CUBIC flows got more goodput in that run.\n",
         cal.repeat, cal.cclab, cal.repeat
     );
     if let Some(dir) = &cal.kernel_from {

@@ -18,9 +18,9 @@ use cclab_sim::Simulation;
 
 const MAX_EVENTS_PER_PACKET: f64 = 3.5;
 
-/// A BBRv3 case may cost at most this many times BBRv1's events per packet on the same
-/// workload (its model does more per ACK, but must not add events: no extra wake-ups).
-const MAX_BBR3_OVER_BBR: f64 = 1.5;
+/// A BBRv3 or DCTCP case may cost at most this many times BBRv1's events per packet on the
+/// same workload (their models do more per ACK, but must not add events: no extra wake-ups).
+const MAX_OVER_BBR: f64 = 1.5;
 
 #[test]
 fn bench_workloads_stay_within_their_event_budget() {
@@ -52,27 +52,46 @@ fn bench_workloads_stay_within_their_event_budget() {
         );
         per_case.push((case.name, per_packet));
     }
-    // Each "bbr3 ..." case against the "bbr ..." case of the same workload.
-    let mut compared = 0;
-    for (name, v3) in &per_case {
-        let Some(workload) = name.strip_prefix("bbr3 ") else {
+    // Each "bbr3 ..." and "dctcp ..." case against BBRv1 on the same workload (the case's
+    // configuration with its controllers swapped for bbr).
+    let mut compared = Vec::new();
+    for case in bench::cases() {
+        let Some(cc) = ["bbr3", "dctcp"]
+            .into_iter()
+            .find(|cc| case.name.starts_with(&format!("{cc} ")))
+        else {
             continue;
         };
-        let v1 = per_case
+        let per_packet = |cfg: &cclab_sim::SimConfig| {
+            let mut sim = Simulation::new(cfg.clone());
+            sim.run_to_end();
+            sim.events() as f64 / sim.packets_forwarded().max(1) as f64
+        };
+        let mine = per_case
             .iter()
-            .find(|(n, _)| n.strip_prefix("bbr ") == Some(workload))
+            .find(|(n, _)| *n == case.name)
             .map(|(_, v)| *v)
-            .unwrap_or_else(|| panic!("no bbr case for {name}"));
+            .expect("measured above");
+        let mut v1 = case.cfg.clone();
+        for f in &mut v1.flows {
+            f.cc = cclab_core::cc::by_name("bbr").unwrap();
+        }
+        let bbr = per_packet(&v1);
         eprintln!(
-            "{name}: {v3:.2} events per packet, bbr {v1:.2} ({:.2}x)",
-            v3 / v1
+            "{}: {mine:.2} events per packet, bbr on its workload {bbr:.2} ({:.2}x)",
+            case.name,
+            mine / bbr
         );
         assert!(
-            *v3 <= MAX_BBR3_OVER_BBR * v1,
-            "{name}: {v3:.2} events per packet, {:.2}x bbr's {v1:.2}",
-            v3 / v1
+            mine <= MAX_OVER_BBR * bbr,
+            "{}: {mine:.2} events per packet, {:.2}x bbr's {bbr:.2}",
+            case.name,
+            mine / bbr
         );
-        compared += 1;
+        compared.push(cc);
     }
-    assert!(compared > 0, "no bbr3 bench case");
+    assert!(
+        compared.contains(&"bbr3") && compared.contains(&"dctcp"),
+        "bench cases for bbr3 and dctcp: {compared:?}"
+    );
 }

@@ -118,7 +118,11 @@ fn lossy_lan_report_shows_cubic_collapse_against_bbr() {
     let html = std::fs::read_to_string(d.join("report.html")).unwrap();
     let head = figure(&html, "lossy-lan-goodput");
     let b = bars(head);
-    assert_eq!(b.len(), 6, "one bar per run (cubic, bbr, bbr3 x 2 losses): {b:?}");
+    assert_eq!(
+        b.len(),
+        6,
+        "one bar per run (cubic, bbr, bbr3 x 2 losses): {b:?}"
+    );
     let find = |loss: &str, cc: &str| {
         b.iter()
             .find(|(_, t)| t.starts_with(&format!("loss {loss} · {cc}:")))
