@@ -607,6 +607,7 @@ fn bench_element(
             loss: 0.0,
             ack_loss: 0.0,
             ecn_threshold_ns: None,
+            loss_burst: 1.0,
             rtt_ns,
         },
         seed: 1,

@@ -38,6 +38,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             loss,
             ack_loss: 0.0,
             ecn_threshold_ns: None,
+            loss_burst: 1.0,
             mss: 1448,
         },
         hosts: Default::default(),

@@ -175,13 +175,13 @@ impl<P: Packet> Chain<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elements::{Bernoulli, Delay, DropTail};
+    use crate::elements::{Delay, DropTail, RandomLoss};
     use crate::testing::P;
     use crate::Rng;
 
     fn path() -> Chain<P> {
         let mut c = Chain::new();
-        c.push("loss", Box::new(Bernoulli::new(0.0, Rng::new(1))));
+        c.push("loss", Box::new(RandomLoss::bernoulli(0.0, Rng::new(1))));
         c.push("queue", Box::new(DropTail::new(12e6, 3000)));
         c.push("delay", Box::new(Delay::new(&[10_000_000])));
         c

@@ -6,7 +6,7 @@
 
 use crate::chain::Chain;
 use crate::element::Packet;
-use crate::elements::{Bernoulli, Delay, DropTail};
+use crate::elements::{Delay, DropTail, RandomLoss};
 use crate::{Nanos, Rng};
 
 /// The random streams of a run: each component draws from its own, derived from the run's
@@ -31,8 +31,11 @@ pub struct LinkDesc {
     pub rtt_ns: Nanos,
     /// Bottleneck buffer (waiting bytes), bytes.
     pub buffer_bytes: u64,
-    /// Probability that a data packet is lost.
+    /// Probability that a data packet is lost (the long-run rate).
     pub loss: f64,
+    /// Mean length of a run of data losses, packets (`link.loss_burst`): 1 = independent
+    /// (Bernoulli) loss, more = Gilbert-Elliott bursts at the same mean rate.
+    pub loss_burst: f64,
     /// Probability that an ACK is lost.
     pub ack_loss: f64,
     /// ECN step marking at the bottleneck: ECN-capable packets that waited longer than this
@@ -69,8 +72,9 @@ impl PathDesc {
         if self.link.loss > 0.0 {
             c.push(
                 "loss",
-                Box::new(Bernoulli::new(
+                Box::new(RandomLoss::gilbert(
                     self.link.loss,
+                    self.link.loss_burst,
                     Rng::derive(self.seed, streams::DATA_LOSS),
                 )),
             );
@@ -93,7 +97,7 @@ impl PathDesc {
         if self.link.ack_loss > 0.0 {
             c.push(
                 "loss",
-                Box::new(Bernoulli::new(
+                Box::new(RandomLoss::bernoulli(
                     self.link.ack_loss,
                     Rng::derive(self.seed, streams::ACK_LOSS),
                 )),
@@ -121,6 +125,7 @@ mod tests {
                 buffer_bytes: 3000,
                 loss: 0.0,
                 ack_loss: 0.01,
+                loss_burst: 1.0,
                 rtt_ns: 20_000_001,
                 ecn_threshold_ns: None,
             },

@@ -13,7 +13,7 @@
 //! - [`Element`]: the seam, shaped like Linux's `Qdisc_ops` (enqueue, dequeue, peek, the time
 //!   of the next event, counters); [`Packet`]: what an element needs of a packet.
 //! - [`elements`]: [`DropTail`] (the bottleneck: a link of fixed rate serving a byte-limited
-//!   FIFO; burst admission lives here), [`Bernoulli`] random loss, [`Delay`] propagation delay.
+//!   FIFO; burst admission lives here), [`RandomLoss`] random loss (Bernoulli or in bursts), [`Delay`] propagation delay.
 //! - [`Chain`]: elements in a row, each packet entering the next when it leaves one.
 //! - [`Rng`]: the seeded generator behind every random choice; [`streams`] names each stream.
 //!
@@ -27,7 +27,7 @@ mod rng;
 
 pub use chain::{Chain, Observer};
 pub use element::{Departure, Element, Packet};
-pub use elements::{Bernoulli, Delay, DelayLine, DropTail};
+pub use elements::{gilbert_to_bad, Delay, DelayLine, DropTail, RandomLoss};
 pub use factory::{streams, LinkDesc, PathDesc, BOTTLENECK};
 pub use rng::Rng;
 

@@ -49,6 +49,8 @@ enum Kind {
     RtoMin,
     /// `hosts.profile`: a named set of host settings ([`HOST_PROFILES`]).
     Profile,
+    /// `link.loss_burst`: a mean run length in packets, a number from 1 to 1000.
+    Burst,
     /// A controller parameter (`cc_params`), of the kind its registry entry declares.
     Param(&'static Param),
 }
@@ -71,6 +73,7 @@ const LINK_KEYS: &[(&str, Kind)] = &[
     ("rtt", Kind::Rtt),
     ("buffer", Kind::Buffer),
     ("loss", Kind::Loss),
+    ("loss_burst", Kind::Burst),
     ("ack_loss", Kind::Loss),
     ("mss", Kind::Mss),
     ("ecn_threshold", Kind::RttExtra),
@@ -369,6 +372,21 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
                 Err((
                     BadValue,
                     format!("hz is a kernel's CONFIG_HZ: one of {HZ_VALUES:?}"),
+                ))
+            }
+        }
+        Kind::Burst => {
+            let x = match v {
+                RawV::Int(i) => *i as f64,
+                RawV::Float(f) => *f,
+                _ => return wrong("a number of packets like 4"),
+            };
+            if (1.0..=1000.0).contains(&x) {
+                Ok(Val::Prob(x))
+            } else {
+                Err((
+                    BadValue,
+                    "loss_burst is the mean run of losses in packets, from 1 (independent loss) to 1000".into(),
                 ))
             }
         }
@@ -1188,6 +1206,7 @@ impl ScenarioFile {
             rtt_ns: n(get(sl, "rtt")?).ok_or_else(|| missing(sl, "rtt"))?,
             buffer,
             loss: p(get(sl, "loss")?).unwrap_or(0.0),
+            loss_burst: p(get(sl, "loss_burst")?).unwrap_or(1.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
             mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
             ecn_threshold_ns: n(get(sl, "ecn_threshold")?),
@@ -1245,6 +1264,20 @@ impl ScenarioFile {
                 Some("hosts".into()),
                 None,
                 e,
+            ));
+        }
+        if link.loss_burst > 1.0 && cclab_path::gilbert_to_bad(link.loss, link.loss_burst) > 1.0 {
+            return Err(ctx.err(
+                ErrorKind::Inconsistent,
+                &self.section_loc(sl),
+                Some("link.loss_burst".into()),
+                None,
+                format!(
+                    "a mean loss of {}% in bursts of {} packets is impossible: the bursts would have to overlap (use loss_burst >= {:.2})",
+                    link.loss * 100.0,
+                    link.loss_burst,
+                    link.loss / (1.0 - link.loss)
+                ),
             ));
         }
         if let (Buffer::Bytes(b), Some(node)) = (buffer, &buffer_loc) {

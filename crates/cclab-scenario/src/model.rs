@@ -155,8 +155,11 @@ pub struct LinkSpec {
     pub rtt_ns: u64,
     /// Bottleneck queue capacity.
     pub buffer: Buffer,
-    /// Bernoulli loss probability on data packets, in [0, 1).
+    /// Loss probability on data packets (the long-run rate), in [0, 1).
     pub loss: f64,
+    /// Mean length of a run of data losses, packets, >= 1 (`link.loss_burst`): 1 is
+    /// independent (Bernoulli) loss, more is Gilbert-Elliott bursts at the same rate.
+    pub loss_burst: f64,
     /// Bernoulli loss probability on ACKs, in [0, 1).
     pub ack_loss: f64,
     /// Maximum segment size (payload bytes per packet), in [`MSS_MIN`, `MSS_MAX`].
@@ -295,6 +298,7 @@ impl LinkSpec {
             rtt_ns: self.rtt_ns,
             buffer_bytes: self.buffer_bytes(),
             loss: self.loss,
+            loss_burst: self.loss_burst,
             ack_loss: self.ack_loss,
             ecn_threshold_ns: self.ecn_threshold_ns,
         }
@@ -440,6 +444,7 @@ impl Scenario {
         m.insert("link.bdp_bytes".into(), Value::from(l.bdp_bytes()));
         m.insert("link.packet_bytes".into(), Value::from(l.packet_bytes()));
         m.insert("link.loss".into(), Value::from(l.loss));
+        m.insert("link.loss_burst".into(), Value::from(l.loss_burst));
         m.insert("link.ack_loss".into(), Value::from(l.ack_loss));
         m.insert("link.mss".into(), Value::from(l.mss));
         m.insert(
@@ -535,6 +540,7 @@ impl Scenario {
         lt.insert("rtt".into(), fmt_time(l.rtt_ns).into());
         lt.insert("buffer".into(), l.buffer.to_string().into());
         lt.insert("loss".into(), l.loss.into());
+        lt.insert("loss_burst".into(), l.loss_burst.into());
         lt.insert("ack_loss".into(), l.ack_loss.into());
         lt.insert("mss".into(), toml::Value::Integer(l.mss as i64));
         if let Some(t) = l.ecn_threshold_ns {

@@ -354,7 +354,7 @@ fn error_unknown_key_with_suggestion() {
         &with_link("zzzzzz = 1"),
         6,
         "link.zzzzzz",
-        "allowed here: rate, rtt, buffer, loss, ack_loss, mss",
+        "allowed here: rate, rtt, buffer, loss, loss_burst, ack_loss, mss",
     );
     assert_error(&edit(6, "[[flow]]"), 6, "flow", "did you mean flows?");
 }
@@ -780,6 +780,7 @@ fn resolved_map_has_every_key() {
             "link.bdp_bytes",
             "link.packet_bytes",
             "link.loss",
+            "link.loss_burst",
             "link.ack_loss",
             "link.mss",
             "link.ecn_threshold",
@@ -977,6 +978,7 @@ fn realistic_file_round_trip() {
             loss: 0.0001,
             ack_loss: 0.0,
             ecn_threshold_ns: None,
+            loss_burst: 1.0,
             mss: 1448,
         },
         hosts: HostsSpec::default(),
@@ -1578,4 +1580,24 @@ fn docs_list_every_registered_controller_and_parameter() {
             assert!(row.trim_end().ends_with("| none |"), "{row}");
         }
     }
+}
+
+/// `link.loss_burst`: a mean run length from 1 to 1000 packets, and one the loss rate allows.
+#[test]
+fn loss_burst_is_checked() {
+    let err = |text: &str| match ScenarioFile::from_str(text, "t.toml") {
+        Err(e) => e.to_string(),
+        Ok(f) => f.expand().unwrap_err().to_string(),
+    };
+    let ok = load(&with_link("loss = \"1%\"\nloss_burst = 4"));
+    let s = &ok.expand().unwrap()[0].scenario;
+    assert_eq!((s.link.loss, s.link.loss_burst), (0.01, 4.0));
+    assert_eq!(s.link.desc().loss_burst, 4.0);
+    let e = err(&with_link("loss = \"60%\"\nloss_burst = 1.2"));
+    assert!(
+        e.contains("link.loss_burst") && e.contains("use loss_burst >= 1.50"),
+        "{e}"
+    );
+    let e = err(&with_link("loss_burst = 0.5"));
+    assert!(e.contains("from 1 (independent loss) to 1000"), "{e}");
 }

@@ -88,6 +88,7 @@ impl SimConfig {
                 loss,
                 ack_loss: 0.0,
                 ecn_threshold_ns: None,
+                loss_burst: 1.0,
             },
             mss: 1448,
             flows: vec![SimFlow {

@@ -80,6 +80,7 @@ fn main() {
                     loss: arg(&args, "--loss", 0.0f64),
                     ack_loss: arg(&args, "--ack-loss", 0.0f64),
                     ecn_threshold_ns: None,
+                    loss_burst: 1.0,
                     mss: 1448,
                 },
                 hosts: Default::default(),

@@ -1,32 +1,88 @@
-//! Random loss where packets enter the path: each packet (each segment of a GSO packet) is
-//! lost independently with probability `p`, as with netem's `loss p%`.
+//! Random loss where packets enter the path, drawn for each packet (each segment of a GSO
+//! packet):
+//! - Bernoulli: each is lost independently with probability `p`, as with netem's `loss p%`;
+//! - Gilbert-Elliott (`link.loss_burst` = N > 1): a two-state chain, as netem's `loss
+//!   gemodel` with no loss in the good state and nothing but loss in the bad one. The chain
+//!   moves before each draw: good -> bad with probability `p r / (1 - p)`, bad -> good with
+//!   `r = 1/N`, so losses come in runs of mean length N and the long-run loss rate is `p`.
 
 use crate::element::{Departure, Element, Packet};
 use crate::{Nanos, Rng};
 
-/// Bernoulli loss. It holds nothing: what survives passes on at once.
-pub struct Bernoulli {
-    p: f64,
+/// Which losses: independent, or in bursts.
+enum Model {
+    Bernoulli {
+        p: f64,
+    },
+    Gilbert {
+        to_bad: f64,
+        to_good: f64,
+        bad: bool,
+    },
+}
+
+/// Random loss. It holds nothing: what survives passes on at once.
+pub struct RandomLoss {
+    model: Model,
     rng: Rng,
     dropped: u64,
     split: u64,
     lost: Vec<bool>,
 }
 
-impl Bernoulli {
-    /// Loss with probability `p` in [0, 1), drawn from `rng`.
-    pub fn new(p: f64, rng: Rng) -> Self {
-        Bernoulli {
-            p,
+impl RandomLoss {
+    /// Independent loss with probability `p` in [0, 1), drawn from `rng`.
+    pub fn bernoulli(p: f64, rng: Rng) -> Self {
+        RandomLoss {
+            model: Model::Bernoulli { p },
             rng,
             dropped: 0,
             split: 0,
             lost: Vec::new(),
         }
     }
+
+    /// Loss at the long-run rate `p` in bursts of mean length `burst` (>= 1; 1 is Bernoulli).
+    /// Needs `p / (1 - p) <= burst` (see [`gilbert_to_bad`]).
+    pub fn gilbert(p: f64, burst: f64, rng: Rng) -> Self {
+        if burst <= 1.0 || p <= 0.0 {
+            return Self::bernoulli(p, rng);
+        }
+        RandomLoss {
+            model: Model::Gilbert {
+                to_bad: gilbert_to_bad(p, burst).min(1.0),
+                to_good: 1.0 / burst,
+                bad: false,
+            },
+            ..Self::bernoulli(p, rng)
+        }
+    }
+
+    fn draw(&mut self) -> bool {
+        match &mut self.model {
+            Model::Bernoulli { p } => self.rng.chance(*p),
+            Model::Gilbert {
+                to_bad,
+                to_good,
+                bad,
+            } => {
+                let flip = if *bad { *to_good } else { *to_bad };
+                if self.rng.chance(flip) {
+                    *bad = !*bad;
+                }
+                *bad
+            }
+        }
+    }
 }
 
-impl<P: Packet> Element<P> for Bernoulli {
+/// The good -> bad probability of a Gilbert chain with loss rate `p` and mean burst `burst`:
+/// `p r / (1 - p)` with `r = 1/burst`. Above 1 the pair is impossible.
+pub fn gilbert_to_bad(p: f64, burst: f64) -> f64 {
+    p / burst / (1.0 - p)
+}
+
+impl<P: Packet> Element<P> for RandomLoss {
     fn enqueue(&mut self, _now: Nanos, pkt: P, out: &mut Vec<P>) {
         if pkt.loss_exempt() {
             out.push(pkt);
@@ -35,7 +91,7 @@ impl<P: Packet> Element<P> for Bernoulli {
         let n = pkt.segments() as usize;
         self.lost.clear();
         for _ in 0..n {
-            let l = self.rng.chance(self.p);
+            let l = self.draw();
             self.lost.push(l);
         }
         let nlost = self.lost.iter().filter(|&&l| l).count();
@@ -94,7 +150,7 @@ mod tests {
 
     #[test]
     fn drops_at_the_rate_and_splits_what_is_left_of_a_gso_packet() {
-        let mut l = Bernoulli::new(0.01, Rng::new(1));
+        let mut l = RandomLoss::bernoulli(0.01, Rng::new(1));
         let mut out = Vec::new();
         for _ in 0..100_000 {
             Element::<P>::enqueue(&mut l, 0, P::new(1500), &mut out);
@@ -103,7 +159,7 @@ mod tests {
         assert!((800..1200).contains(&dropped), "{dropped}");
         assert_eq!(out.len() as u64 + dropped, 100_000);
         // Every segment of a GSO packet is a draw; survivors go on alone, marked.
-        let mut l = Bernoulli::new(0.5, Rng::new(3));
+        let mut l = RandomLoss::bernoulli(0.5, Rng::new(3));
         let mut out = Vec::new();
         Element::<P>::enqueue(&mut l, 0, P::gso(20, 1500), &mut out);
         let dropped = Element::<P>::counters(&l)[0].1 as usize;
@@ -111,7 +167,7 @@ mod tests {
         assert_eq!(out.len(), 20 - dropped);
         assert!(out.iter().all(|p| p.segs == 1 && p.broken));
         // Control packets are never lost.
-        let mut l = Bernoulli::new(0.99, Rng::new(3));
+        let mut l = RandomLoss::bernoulli(0.99, Rng::new(3));
         let mut out = Vec::new();
         Element::<P>::enqueue(
             &mut l,
@@ -126,8 +182,34 @@ mod tests {
     }
 
     #[test]
+    fn gilbert_losses_come_in_bursts_at_the_mean_rate() {
+        for (p, burst) in [(0.01, 4.0), (0.02, 10.0)] {
+            let mut l = RandomLoss::gilbert(p, burst, Rng::new(7));
+            let (mut lost, mut runs, mut prev) = (0u64, 0u64, false);
+            let n = 2_000_000;
+            for _ in 0..n {
+                let x = l.draw();
+                lost += x as u64;
+                runs += (x && !prev) as u64;
+                prev = x;
+            }
+            let rate = lost as f64 / n as f64;
+            let mean_run = lost as f64 / runs as f64;
+            assert!((rate / p - 1.0).abs() < 0.1, "rate {rate} for {p}");
+            assert!(
+                (mean_run / burst - 1.0).abs() < 0.1,
+                "mean burst {mean_run} for {burst}"
+            );
+        }
+        // A mean burst of 1 is Bernoulli: the same draws as `bernoulli`.
+        let mut a = RandomLoss::gilbert(0.1, 1.0, Rng::new(5));
+        let mut b = RandomLoss::bernoulli(0.1, Rng::new(5));
+        assert!((0..1000).all(|_| a.draw() == b.draw()));
+    }
+
+    #[test]
     fn a_burst_that_loses_a_packet_is_broken() {
-        let mut l = Bernoulli::new(0.0, Rng::new(1));
+        let mut l = RandomLoss::bernoulli(0.0, Rng::new(1));
         let mut out = Vec::new();
         assert!(Element::<P>::enqueue_burst(
             &mut l,
@@ -136,7 +218,7 @@ mod tests {
             &mut out
         ));
         assert_eq!(out.len(), 5);
-        let mut l = Bernoulli::new(0.5, Rng::new(1));
+        let mut l = RandomLoss::bernoulli(0.5, Rng::new(1));
         assert!(!Element::<P>::enqueue_burst(
             &mut l,
             0,

@@ -6,4 +6,4 @@ mod loss;
 
 pub use delay::{Delay, DelayLine};
 pub use droptail::DropTail;
-pub use loss::Bernoulli;
+pub use loss::{gilbert_to_bad, RandomLoss};
