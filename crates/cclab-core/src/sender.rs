@@ -174,8 +174,6 @@ pub struct SenderStats {
     pub idle_restarts: u64,
     /// Window reductions for an ECN echo (`tcp_enter_cwr()` from an ECE ACK).
     pub cwr_events: u64,
-    /// ACKs that carried ECE.
-    pub ece_acks: u64,
     /// Probing start: the bottleneck rate the initial window's ACK train gave, bytes/s (0:
     /// the ACKs came together and measured nothing); `None` before it is known.
     pub probe_start_bw: Option<u64>,
@@ -1057,7 +1055,6 @@ impl Sender {
         self.lost_retrans = false;
         // `tcp_ecn_rcv_ecn_echo()`: ECE counts only on a connection that negotiated ECN.
         let ece = ack.ece && self.tp.ecn_ok;
-        self.stats.ece_acks += ece as u64;
         let mut rs = RateSample {
             prior_in_flight,
             is_ack_delayed: ack.delayed,

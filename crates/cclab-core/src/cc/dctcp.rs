@@ -32,8 +32,8 @@
 //! hook (`dctcp_cwnd_undo`) has no caller here (see [`super`]).
 
 use super::{
-    tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CaEvent, CaState, CongestionControl,
-    Controller, Param, ParamKind, ParamValue, Params, TcpState,
+    tcp_reno_cong_avoid, tcp_reno_ssthresh, CaEvent, CaState, CongestionControl, Controller, Param,
+    ParamKind, ParamValue, Params, TcpState,
 };
 
 /// `DCTCP_MAX_ALPHA`: alpha = 1.0.
@@ -178,19 +178,8 @@ impl CongestionControl for Dctcp {
         }
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpState, _ack: u64, mut acked: u32) {
-        // `tcp_reno_cong_avoid()`.
-        if !tp.is_cwnd_limited() {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = tcp_slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tp.snd_cwnd;
-        tcp_cong_avoid_ai(tp, w, acked);
+    fn cong_avoid(&mut self, tp: &mut TcpState, _ack: u64, acked: u32) {
+        tcp_reno_cong_avoid(tp, acked);
     }
 
     fn needs_ecn(&self) -> bool {

@@ -424,6 +424,22 @@ pub fn tcp_cong_avoid_ai(tp: &mut TcpState, w: u32, acked: u32) {
     tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
 }
 
+/// Reno's growth (`tcp_reno_cong_avoid()`): slow start up to ssthresh, then +1 packet per
+/// window, and only while cwnd limits the sender.
+pub fn tcp_reno_cong_avoid(tp: &mut TcpState, mut acked: u32) {
+    if !tp.is_cwnd_limited() {
+        return;
+    }
+    if tp.in_slow_start() {
+        acked = tcp_slow_start(tp, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let w = tp.snd_cwnd;
+    tcp_cong_avoid_ai(tp, w, acked);
+}
+
 /// Reno's multiplicative decrease (`tcp_reno_ssthresh()`): half the window, at least 2.
 pub fn tcp_reno_ssthresh(tp: &TcpState) -> u32 {
     (tp.snd_cwnd >> 1).max(2)

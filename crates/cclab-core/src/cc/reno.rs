@@ -7,8 +7,7 @@
 //! window (PRR, RFC 6937) live in the sender, as they do in Linux's tcp_input.c.
 
 use super::{
-    tcp_cong_avoid_ai, tcp_reno_ssthresh, tcp_slow_start, CongestionControl, Controller, Params,
-    TcpState,
+    tcp_reno_cong_avoid, tcp_reno_ssthresh, CongestionControl, Controller, Params, TcpState,
 };
 
 /// NewReno in the registry: no parameters (Linux's `reno` has none).
@@ -43,18 +42,8 @@ impl CongestionControl for Reno {
         tcp_reno_ssthresh(tp)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpState, _ack: u64, mut acked: u32) {
-        if !tp.is_cwnd_limited() {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = tcp_slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tp.snd_cwnd;
-        tcp_cong_avoid_ai(tp, w, acked);
+    fn cong_avoid(&mut self, tp: &mut TcpState, _ack: u64, acked: u32) {
+        tcp_reno_cong_avoid(tp, acked);
     }
 
     fn mode_name(&self) -> &'static str {
