@@ -609,6 +609,7 @@ fn bench_element(
             ecn_threshold_ns: None,
             loss_burst: 1.0,
             rtt_ns,
+            ..cclab_path::LinkDesc::default()
         },
         seed: 1,
         group_extra_ns: vec![0],

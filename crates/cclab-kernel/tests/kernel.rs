@@ -40,6 +40,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             ecn_threshold_ns: None,
             loss_burst: 1.0,
             mss: 1448,
+            ..LinkSpec::default()
         },
         hosts: Default::default(),
         flows: vec![FlowSpec {

@@ -42,6 +42,20 @@ impl<P: Packet> Chain<P> {
         self.els.push(el);
     }
 
+    /// The run's time zero is `t0` in the caller's clock (see [`Element::start`]).
+    pub fn start(&mut self, t0: Nanos) {
+        for e in &mut self.els {
+            e.start(t0);
+        }
+    }
+
+    /// Positions of the elements that queue packets ([`Element::queues`]).
+    pub fn queue_positions(&self) -> Vec<usize> {
+        (0..self.els.len())
+            .filter(|&j| self.els[j].queues())
+            .collect()
+    }
+
     /// Position of the element called `name`.
     pub fn position(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| *n == name)
@@ -182,7 +196,7 @@ mod tests {
     fn path() -> Chain<P> {
         let mut c = Chain::new();
         c.push("loss", Box::new(RandomLoss::bernoulli(0.0, Rng::new(1))));
-        c.push("queue", Box::new(DropTail::new(12e6, 3000)));
+        c.push("queue", Box::new(DropTail::drop_tail(12e6, 3000)));
         c.push("delay", Box::new(Delay::new(&[10_000_000])));
         c
     }

@@ -54,6 +54,11 @@ pub trait Packet: Sized {
     /// Set Congestion Experienced (called only on an ECN-capable packet; a GSO packet marks
     /// every segment, as its one IP header is copied to each).
     fn set_ce(&mut self) {}
+    /// Which flow it belongs to, as a flow queue classifies it (FQ-CoDel hashes it; Linux
+    /// hashes the 5-tuple): equal for the packets of one flow, 0 when there is no flow.
+    fn flow_key(&self) -> u64 {
+        0
+    }
     /// The TSO burst this packet came in was broken up on the way (part of it dropped, or
     /// split to fit the buffer): the receiver cannot take it in as one (GRO).
     fn mark_burst_broken(&mut self) {}
@@ -101,6 +106,16 @@ pub trait Element<P: Packet>: Send {
     fn backlog_bytes(&self) -> u64 {
         0
     }
+
+    /// Whether the element queues packets: the sojourn of its departures is queueing delay
+    /// (backends keep percentiles and a time series of it per such element).
+    fn queues(&self) -> bool {
+        false
+    }
+
+    /// The run's time zero is `t0` in the caller's clock (rate schedules and traces, periodic
+    /// releases count from it). Called once, before the first packet; 0 unless called.
+    fn start(&mut self, _t0: Nanos) {}
 
     /// Its counters, by name (`"dropped"`, `"forwarded"`...).
     fn counters(&self) -> Vec<(&'static str, u64)>;

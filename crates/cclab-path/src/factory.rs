@@ -6,7 +6,11 @@
 
 use crate::chain::Chain;
 use crate::element::Packet;
-use crate::elements::{Delay, DropTail, RandomLoss};
+use crate::elements::{
+    AckAggregation, Codel, CodelParams, Delay, Fifo, FqCodel, FqCodelParams, Link, Pie, PieParams,
+    Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
+};
+use crate::queue::Queue;
 use crate::{Nanos, Rng};
 
 /// The random streams of a run: each component draws from its own, derived from the run's
@@ -18,6 +22,46 @@ pub mod streams {
     pub const ACK_LOSS: u64 = 2;
     /// The simulated hosts' handling times.
     pub const HOSTS: u64 = 3;
+    /// PIE's drop decisions.
+    pub const AQM: u64 = 4;
+    /// Delay jitter on data packets.
+    pub const JITTER: u64 = 5;
+    /// FQ-CoDel's flow-hash perturbation.
+    pub const FLOW_HASH: u64 = 6;
+}
+
+/// The bottleneck's queue discipline (`link.aqm`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum AqmDesc {
+    /// A drop-tail FIFO (Linux bfifo).
+    #[default]
+    DropTail,
+    Codel(CodelParams),
+    FqCodel(FqCodelParams),
+    Pie(PieParams),
+}
+
+impl AqmDesc {
+    /// The name a scenario gives it (`link.aqm`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AqmDesc::DropTail => "droptail",
+            AqmDesc::Codel(_) => "codel",
+            AqmDesc::FqCodel(_) => "fq_codel",
+            AqmDesc::Pie(_) => "pie",
+        }
+    }
+}
+
+/// What random loss draws for (`link.loss_unit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LossUnit {
+    /// Each segment (each packet on the wire of 1500 bytes or less).
+    #[default]
+    Segment,
+    /// Each packet as the sender's qdisc sees it: one draw per GSO packet (a TSO burst in
+    /// the simulator), which loses it whole, as netem as a root qdisc on a TSO sender does.
+    Gso,
 }
 
 /// What a scenario's `[link]` says about the path (built by `cclab_scenario`; a backend
@@ -41,6 +85,73 @@ pub struct LinkDesc {
     /// ECN step marking at the bottleneck: ECN-capable packets that waited longer than this
     /// are marked CE (`link.ecn_threshold`); `None` = never.
     pub ecn_threshold_ns: Option<Nanos>,
+    /// How the rate varies (`link.rate` as a schedule, `link.trace`); `None` = fixed at
+    /// `rate_bps`, which is otherwise the nominal rate (buffers in BDP use it).
+    pub rate_varies: Option<RateDesc>,
+    /// What random data loss draws for (`link.loss_unit`).
+    pub loss_unit: LossUnit,
+    /// The bottleneck's queue discipline (`link.aqm`); its limit is `buffer_bytes`.
+    pub aqm: AqmDesc,
+    /// A token-bucket policer before the bottleneck (`link.policer`).
+    pub policer: Option<TokenBucket>,
+    /// A token-bucket shaper before the bottleneck (`link.shaper`); its queue's limit is
+    /// `buffer_bytes`.
+    pub shaper: Option<TokenBucket>,
+    /// Random extra delay of each data packet, uniform in [0, jitter] ns (`link.jitter`).
+    pub jitter_ns: Nanos,
+    /// Whether jitter may reorder packets (`link.reorder`); otherwise none leaves before one
+    /// that entered earlier.
+    pub reorder: bool,
+    /// ACKs released in bursts once per this period, ns (`link.ack_aggregation`); 0 = off.
+    pub ack_aggregation_ns: Nanos,
+}
+
+impl Default for LinkDesc {
+    /// 100 Mbit/s, 20 ms, 1 BDP drop-tail, nothing else.
+    fn default() -> Self {
+        LinkDesc {
+            rate_bps: 100e6,
+            rtt_ns: 20_000_000,
+            buffer_bytes: 250_000,
+            loss: 0.0,
+            loss_burst: 1.0,
+            ack_loss: 0.0,
+            ecn_threshold_ns: None,
+            rate_varies: None,
+            loss_unit: LossUnit::Segment,
+            aqm: AqmDesc::DropTail,
+            policer: None,
+            shaper: None,
+            jitter_ns: 0,
+            reorder: false,
+            ack_aggregation_ns: 0,
+        }
+    }
+}
+
+impl LinkDesc {
+    /// The bottleneck's rate as it runs.
+    pub fn rate(&self) -> RateDesc {
+        self.rate_varies
+            .clone()
+            .unwrap_or(RateDesc::Fixed(self.rate_bps))
+    }
+
+    /// Bits the bottleneck can carry between `t0` and `t1` (ns from time zero).
+    pub fn capacity_bits(&self, t0: Nanos, t1: Nanos) -> f64 {
+        match &self.rate_varies {
+            None => self.rate_bps * t1.saturating_sub(t0) as f64 / 1e9,
+            Some(r) => r.capacity_bits(t0, t1),
+        }
+    }
+
+    /// The bottleneck's mean rate between `t0` and `t1`, bits/s (`rate_bps` when fixed).
+    pub fn mean_bps(&self, t0: Nanos, t1: Nanos) -> f64 {
+        if self.rate_varies.is_none() || t1 <= t0 {
+            return self.rate_bps;
+        }
+        self.capacity_bits(t0, t1) / ((t1 - t0) as f64 / 1e9)
+    }
 }
 
 /// A run's path: the link, the delay classes of its flows, the run's seed.
@@ -65,33 +176,69 @@ impl PathDesc {
         self.class_extra_rtt_ns.len().max(1)
     }
 
-    /// The data direction: random loss (when there is any), the bottleneck (`"queue"`), the
-    /// propagation delay.
+    /// The data direction: random loss (when there is any), a policer and a shaper (when
+    /// there are), the bottleneck (`"queue"`: the link's rate and queue discipline), the
+    /// propagation delay (with jitter, when there is any).
     pub fn data_chain<P: Packet + Send + 'static>(&self) -> Chain<P> {
+        let l = &self.link;
         let mut c = Chain::new();
-        if self.link.loss > 0.0 {
+        if l.loss > 0.0 {
             c.push(
                 "loss",
-                Box::new(RandomLoss::gilbert(
-                    self.link.loss,
-                    self.link.loss_burst,
-                    Rng::derive(self.seed, streams::DATA_LOSS),
-                )),
+                Box::new(
+                    RandomLoss::gilbert(
+                        l.loss,
+                        l.loss_burst,
+                        Rng::derive(self.seed, streams::DATA_LOSS),
+                    )
+                    .per_packet(l.loss_unit == LossUnit::Gso),
+                ),
             );
         }
-        c.push(
-            "queue",
-            Box::new(
-                DropTail::new(self.link.rate_bps, self.link.buffer_bytes)
-                    .with_ce_threshold(self.link.ecn_threshold_ns),
-            ),
-        );
+        if let Some(b) = &l.policer {
+            c.push("policer", Box::new(Policer::new(b)));
+        }
+        if let Some(b) = &l.shaper {
+            c.push("shaper", Box::new(Shaper::new(b, l.buffer_bytes)));
+        }
+        c.push(BOTTLENECK, self.bottleneck());
         let delays: Vec<Nanos> = (0..self.classes()).map(|k| self.one_way(k).0).collect();
-        c.push("delay", Box::new(Delay::new(&delays)));
+        c.push(
+            "delay",
+            Box::new(Delay::new(&delays).with_jitter(
+                l.jitter_ns,
+                l.reorder,
+                Rng::derive(self.seed, streams::JITTER),
+            )),
+        );
         c
     }
 
-    /// The ACK direction: random ACK loss (when there is any), the propagation delay.
+    /// The bottleneck: the link's rate and its queue discipline.
+    fn bottleneck<P: Packet + Send + 'static>(&self) -> Box<dyn crate::Element<P>> {
+        let l = &self.link;
+        let rate = Rate::new(l.rate());
+        let limit = l.buffer_bytes;
+        let queue: Box<dyn Queue<P>> = match &l.aqm {
+            // The common case keeps its queue unboxed.
+            AqmDesc::DropTail => {
+                return Box::new(
+                    Link::new(rate, Fifo::new(limit)).with_ce_threshold(l.ecn_threshold_ns),
+                )
+            }
+            AqmDesc::Codel(p) => Box::new(Codel::new(p, limit)),
+            AqmDesc::FqCodel(p) => Box::new(FqCodel::new(
+                p,
+                limit,
+                Rng::derive(self.seed, streams::FLOW_HASH).next_u64(),
+            )),
+            AqmDesc::Pie(p) => Box::new(Pie::new(p, limit, Rng::derive(self.seed, streams::AQM))),
+        };
+        Box::new(Link::new(rate, queue).with_ce_threshold(l.ecn_threshold_ns))
+    }
+
+    /// The ACK direction: random ACK loss (when there is any), ACK aggregation (when there
+    /// is), the propagation delay.
     pub fn ack_chain<P: Packet + Send + 'static>(&self) -> Chain<P> {
         let mut c = Chain::new();
         if self.link.ack_loss > 0.0 {
@@ -101,6 +248,12 @@ impl PathDesc {
                     self.link.ack_loss,
                     Rng::derive(self.seed, streams::ACK_LOSS),
                 )),
+            );
+        }
+        if self.link.ack_aggregation_ns > 0 {
+            c.push(
+                "aggregation",
+                Box::new(AckAggregation::new(self.link.ack_aggregation_ns)),
             );
         }
         let delays: Vec<Nanos> = (0..self.classes()).map(|k| self.one_way(k).1).collect();
@@ -123,11 +276,9 @@ mod tests {
             link: LinkDesc {
                 rate_bps: 12e6,
                 buffer_bytes: 3000,
-                loss: 0.0,
                 ack_loss: 0.01,
-                loss_burst: 1.0,
                 rtt_ns: 20_000_001,
-                ecn_threshold_ns: None,
+                ..LinkDesc::default()
             },
             class_extra_rtt_ns: vec![0, 10_000_000],
             seed: 1,

@@ -6,14 +6,19 @@
 //! from a TUN device. So "100 Mbit/s, 50 ms, 1 BDP, 1%" is the same code on both.
 //!
 //! ```text
-//! data: [loss] -> queue (rate, drop-tail buffer) -> delay (per flow group)
-//! ACKs: [loss] -> delay (per flow group)
+//! data: [loss] -> [policer] -> [shaper] -> queue (rate, queue discipline) -> delay (+ jitter)
+//! ACKs: [loss] -> [aggregation] -> delay
 //! ```
+//! (each delay per flow group; elements in brackets only when the scenario asks for them)
 //!
 //! - [`Element`]: the seam, shaped like Linux's `Qdisc_ops` (enqueue, dequeue, peek, the time
 //!   of the next event, counters); [`Packet`]: what an element needs of a packet.
-//! - [`elements`]: [`DropTail`] (the bottleneck: a link of fixed rate serving a byte-limited
-//!   FIFO; burst admission lives here), [`RandomLoss`] random loss (Bernoulli or in bursts), [`Delay`] propagation delay.
+//! - [`Queue`]: the bottleneck's queue discipline, shaped like a leaf qdisc under HTB.
+//! - [`elements`]: [`Link`] (the bottleneck: a [`Rate`], fixed, scheduled or from a trace,
+//!   serving a [`Queue`]: [`Fifo`] drop-tail, [`Codel`], [`FqCodel`], [`Pie`]; burst
+//!   admission lives here), [`RandomLoss`] random loss (Bernoulli or in bursts), [`Policer`]
+//!   and [`Shaper`] (token buckets), [`Delay`] propagation delay (with jitter),
+//!   [`AckAggregation`].
 //! - [`Chain`]: elements in a row, each packet entering the next when it leaves one.
 //! - [`Rng`]: the seeded generator behind every random choice; [`streams`] names each stream.
 //!
@@ -23,12 +28,18 @@ mod chain;
 mod element;
 pub mod elements;
 mod factory;
+mod queue;
 mod rng;
 
 pub use chain::{Chain, Observer};
 pub use element::{Departure, Element, Packet};
-pub use elements::{gilbert_to_bad, Delay, DelayLine, DropTail, RandomLoss};
-pub use factory::{streams, LinkDesc, PathDesc, BOTTLENECK};
+pub use elements::{
+    gilbert_to_bad, AckAggregation, Codel, CodelParams, Delay, DelayLine, DropTail, Fifo, FqCodel,
+    FqCodelParams, Link, Pie, PieParams, Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
+    TraceDesc, TRACE_OPPORTUNITY_BYTES,
+};
+pub use factory::{streams, AqmDesc, LinkDesc, LossUnit, PathDesc, BOTTLENECK};
+pub use queue::{Queue, Queued};
 pub use rng::Rng;
 
 /// Time in nanoseconds.

@@ -1210,6 +1210,7 @@ impl ScenarioFile {
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
             mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
             ecn_threshold_ns: n(get(sl, "ecn_threshold")?),
+            ..LinkSpec::default()
         };
         let sh = Section::Hosts;
         let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);

@@ -167,6 +167,48 @@ pub struct LinkSpec {
     /// ECN step marking at the bottleneck (`link.ecn_threshold`): ECN-capable packets that
     /// waited longer than this are marked CE; `None` = no marking (drop-tail only).
     pub ecn_threshold_ns: Option<u64>,
+    /// How the rate varies over the run (`link.rate` as a schedule, or `link.trace`); `None`
+    /// = fixed at `rate_bps`. With one, `rate_bps` is the nominal rate that buffers in BDP
+    /// use: a schedule's highest rate, a trace's mean.
+    pub rate_varies: Option<cclab_path::RateDesc>,
+    /// What random data loss draws for (`link.loss_unit`).
+    pub loss_unit: cclab_path::LossUnit,
+    /// The bottleneck's queue discipline (`link.aqm`).
+    pub aqm: cclab_path::AqmDesc,
+    /// A token-bucket policer before the bottleneck (`link.policer`).
+    pub policer: Option<cclab_path::TokenBucket>,
+    /// A token-bucket shaper before the bottleneck (`link.shaper`).
+    pub shaper: Option<cclab_path::TokenBucket>,
+    /// Random extra delay per data packet, uniform in [0, jitter] ns (`link.jitter`).
+    pub jitter_ns: u64,
+    /// Whether jitter may reorder packets (`link.reorder`).
+    pub reorder: bool,
+    /// ACKs released in bursts once per this period, ns (`link.ack_aggregation`); 0 = off.
+    pub ack_aggregation_ns: u64,
+}
+
+impl Default for LinkSpec {
+    /// 100 Mbit/s, 20 ms, 1 BDP drop-tail, MSS 1448, nothing else.
+    fn default() -> Self {
+        LinkSpec {
+            rate_bps: 100_000_000,
+            rtt_ns: 20_000_000,
+            buffer: Buffer::Bdp(1.0),
+            loss: 0.0,
+            loss_burst: 1.0,
+            ack_loss: 0.0,
+            mss: DEFAULT_MSS,
+            ecn_threshold_ns: None,
+            rate_varies: None,
+            loss_unit: cclab_path::LossUnit::Segment,
+            aqm: cclab_path::AqmDesc::DropTail,
+            policer: None,
+            shaper: None,
+            jitter_ns: 0,
+            reorder: false,
+            ack_aggregation_ns: 0,
+        }
+    }
 }
 
 /// Default `hosts.wake`: the extra time an idle host takes to answer, ns (the kernel lab's).
@@ -301,6 +343,14 @@ impl LinkSpec {
             loss_burst: self.loss_burst,
             ack_loss: self.ack_loss,
             ecn_threshold_ns: self.ecn_threshold_ns,
+            rate_varies: self.rate_varies.clone(),
+            loss_unit: self.loss_unit,
+            aqm: self.aqm.clone(),
+            policer: self.policer.clone(),
+            shaper: self.shaper.clone(),
+            jitter_ns: self.jitter_ns,
+            reorder: self.reorder,
+            ack_aggregation_ns: self.ack_aggregation_ns,
         }
     }
 }

@@ -980,6 +980,7 @@ fn realistic_file_round_trip() {
             ecn_threshold_ns: None,
             loss_burst: 1.0,
             mss: 1448,
+            ..LinkSpec::default()
         },
         hosts: HostsSpec::default(),
         flows: vec![

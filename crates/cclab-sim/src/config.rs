@@ -89,6 +89,7 @@ impl SimConfig {
                 ack_loss: 0.0,
                 ecn_threshold_ns: None,
                 loss_burst: 1.0,
+                ..LinkDesc::default()
             },
             mss: 1448,
             flows: vec![SimFlow {

@@ -82,6 +82,7 @@ fn main() {
                     ecn_threshold_ns: None,
                     loss_burst: 1.0,
                     mss: 1448,
+                    ..LinkSpec::default()
                 },
                 hosts: Default::default(),
                 flows: vec![FlowSpec {

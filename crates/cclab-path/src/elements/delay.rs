@@ -64,6 +64,15 @@ pub struct Delay<P> {
 }
 
 impl<P> Delay<P> {
+    /// Random extra delay of each packet, uniform in [0, `jitter`] ns, drawn from `rng`;
+    /// packets keep their order unless `reorder`.
+    ///
+    /// PLACEHOLDER: jitter is not applied yet.
+    pub fn with_jitter(self, jitter: Nanos, reorder: bool, rng: crate::Rng) -> Self {
+        let _ = (jitter, reorder, rng);
+        self
+    }
+
     /// One line per class, with these one-way delays (at least one).
     pub fn new(delays: &[Nanos]) -> Self {
         let lines = if delays.is_empty() {

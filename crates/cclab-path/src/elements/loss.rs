@@ -1,5 +1,7 @@
 //! Random loss where packets enter the path, drawn for each packet (each segment of a GSO
-//! packet):
+//! packet), or with [`RandomLoss::per_packet`] (`link.loss_unit = "gso"`) once per packet as
+//! the sender's qdisc sees it: a GSO packet (a TSO burst in the simulator) is lost whole,
+//! as with netem as the root qdisc of a TSO sender. The models:
 //! - Bernoulli: each is lost independently with probability `p`, as with netem's `loss p%`;
 //! - Gilbert-Elliott (`link.loss_burst` = N > 1): a two-state chain, as netem's `loss
 //!   gemodel` with no loss in the good state and nothing but loss in the bad one. The chain
@@ -28,6 +30,8 @@ pub struct RandomLoss {
     dropped: u64,
     split: u64,
     lost: Vec<bool>,
+    /// One draw per packet (GSO packet, TSO burst) instead of per segment.
+    per_packet: bool,
 }
 
 impl RandomLoss {
@@ -39,7 +43,15 @@ impl RandomLoss {
             dropped: 0,
             split: 0,
             lost: Vec::new(),
+            per_packet: false,
         }
+    }
+
+    /// Draw once per packet as the sender's qdisc sees it (a GSO packet, a TSO burst) and
+    /// lose it whole, instead of once per segment.
+    pub fn per_packet(mut self, on: bool) -> Self {
+        self.per_packet = on;
+        self
     }
 
     /// Loss at the long-run rate `p` in bursts of mean length `burst` (>= 1; 1 is Bernoulli).
@@ -89,6 +101,14 @@ impl<P: Packet> Element<P> for RandomLoss {
             return;
         }
         let n = pkt.segments() as usize;
+        if self.per_packet {
+            if self.draw() {
+                self.dropped += n as u64;
+            } else {
+                out.push(pkt);
+            }
+            return;
+        }
         self.lost.clear();
         for _ in 0..n {
             let l = self.draw();
@@ -119,6 +139,16 @@ impl<P: Packet> Element<P> for RandomLoss {
     }
 
     fn enqueue_burst(&mut self, now: Nanos, burst: &mut Vec<P>, out: &mut Vec<P>) -> bool {
+        if self.per_packet && burst.iter().all(|p| !p.loss_exempt()) {
+            // The burst is one GSO packet to the sender's qdisc: one draw loses all of it.
+            if self.draw() {
+                self.dropped += burst.iter().map(|p| p.segments() as u64).sum::<u64>();
+                burst.clear();
+                return false;
+            }
+            out.append(burst);
+            return true;
+        }
         let (dropped, split) = (self.dropped, self.split);
         for p in burst.drain(..) {
             self.enqueue(now, p, out);
@@ -205,6 +235,30 @@ mod tests {
         let mut a = RandomLoss::gilbert(0.1, 1.0, Rng::new(5));
         let mut b = RandomLoss::bernoulli(0.1, Rng::new(5));
         assert!((0..1000).all(|_| a.draw() == b.draw()));
+    }
+
+    #[test]
+    fn per_packet_loss_draws_once_per_gso_packet_or_burst() {
+        let mut l = RandomLoss::bernoulli(0.3, Rng::new(9)).per_packet(true);
+        let mut out = Vec::new();
+        let mut whole = 0;
+        for _ in 0..1000 {
+            let mut burst = vec![P::new(1500); 10];
+            if Element::<P>::enqueue_burst(&mut l, 0, &mut burst, &mut out) {
+                whole += 1;
+            }
+        }
+        // Every burst arrives whole or not at all, at the rate of one draw per burst.
+        assert_eq!(out.len(), whole * 10);
+        assert!((250..350).contains(&(1000 - whole)), "{whole}");
+        assert_eq!(Element::<P>::counters(&l)[0].1, (1000 - whole as u64) * 10);
+        // A GSO packet is one draw too: kept or lost whole, never split.
+        let mut out = Vec::new();
+        for _ in 0..100 {
+            Element::<P>::enqueue(&mut l, 0, P::gso(8, 1500), &mut out);
+        }
+        assert!(out.iter().all(|p| p.segs == 8 && !p.broken));
+        assert_eq!(Element::<P>::counters(&l)[1], ("split", 0));
     }
 
     #[test]

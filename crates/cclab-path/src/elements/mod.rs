@@ -1,9 +1,27 @@
-//! The path elements, one file each.
+//! The path elements, one file each: timed elements ([`crate::Element`]: loss, policer,
+//! shaper, the link, delay, ACK aggregation) and the link's queue disciplines
+//! ([`crate::Queue`]: FIFO, CoDel, FQ-CoDel, PIE) and rate ([`Rate`]).
 
+mod aggregate;
+mod codel;
 mod delay;
-mod droptail;
+mod fifo;
+mod fq_codel;
+mod link;
 mod loss;
+mod pie;
+mod policer;
+mod rate;
+mod shaper;
 
+pub use aggregate::AckAggregation;
+pub use codel::{Codel, CodelParams};
 pub use delay::{Delay, DelayLine};
-pub use droptail::DropTail;
+pub use fifo::Fifo;
+pub use fq_codel::{FqCodel, FqCodelParams};
+pub use link::{DropTail, Link};
 pub use loss::{gilbert_to_bad, RandomLoss};
+pub use pie::{Pie, PieParams};
+pub use policer::{Policer, TokenBucket};
+pub use rate::{Rate, RateDesc, TraceDesc, TRACE_OPPORTUNITY_BYTES};
+pub use shaper::Shaper;

@@ -1,23 +1,29 @@
-//! The bottleneck: a link of fixed rate serving a drop-tail FIFO limited in bytes, like an
-//! HTB class with a bfifo child on a router's egress.
+//! The bottleneck: a link that sends at its rate ([`Rate`]: fixed, a schedule or a trace)
+//! what its queue discipline ([`Queue`]: drop-tail, CoDel, FQ-CoDel, PIE) hands it, like an
+//! HTB class and its child qdisc on a router's egress.
 //!
-//! The limit counts the bytes *waiting* (Linux bfifo's backlog); the packet being sent is not
-//! in it. A packet that would push the waiting bytes over the limit is dropped.
+//! When the wire is free the link asks its queue for the next packet (an AQM drops or marks
+//! there); a packet that finds the wire free and the queue empty goes on the wire at once.
 //!
-//! Bursts (burst admission lives here, for both backends): a TSO burst, or a GSO packet
-//! that the kernel lab takes whole, is admitted as if its segments had arrived one by one
-//! back to back. On an idle link the first goes on the wire at once and the others must fit
-//! the buffer; behind a GSO packet on the wire, its segments not yet sent count as waiting.
-//! A burst that fits stays whole; one that does not is taken in segment by segment (a GSO
-//! packet is split), and the segments that do not fit are dropped.
+//! Bursts (burst admission lives here, for both backends): with a FIFO, a TSO burst, or a
+//! GSO packet that the kernel lab takes whole, is admitted as if its segments had arrived
+//! one by one back to back. On an idle link the first goes on the wire at once and the
+//! others must fit the buffer; behind a GSO packet on the wire, its segments not yet sent
+//! count as waiting. A burst that fits stays whole; one that does not is taken in segment by
+//! segment (a GSO packet is split), and the segments that do not fit are dropped. An AQM
+//! takes a GSO packet's segments one by one, as a router's queue sees them; a burst it drops
+//! part of is broken from the first drop on.
 //!
-//! ECN step marking ([`DropTail::with_ce_threshold`]): an ECN-capable packet that waited
-//! longer than the threshold is marked CE as it goes on the wire, the way Linux's
-//! `ce_threshold` does in fq_codel (sojourn time at dequeue). A full buffer still drops.
+//! ECN step marking ([`Link::with_ce_threshold`], `link.ecn_threshold`): an ECN-capable
+//! packet that waited longer than the threshold is marked CE as it goes on the wire, the way
+//! Linux's `ce_threshold` does in fq_codel (sojourn time at dequeue), whatever the queue. A
+//! full buffer still drops.
 
 use crate::element::{Departure, Element, Packet};
+use crate::elements::fifo::Fifo;
+use crate::elements::rate::Rate;
+use crate::queue::Queue;
 use crate::Nanos;
-use std::collections::VecDeque;
 
 struct InService<P> {
     pkt: P,
@@ -26,38 +32,38 @@ struct InService<P> {
     done: Nanos,
 }
 
-/// A rate-limited drop-tail FIFO. Rates count whole IP packets.
-pub struct DropTail<P> {
-    rate_bps: f64,
-    limit_bytes: u64,
-    queue: VecDeque<(P, Nanos)>,
-    backlog: u64,
+/// A rate-limited link and its queue. Rates count whole IP packets.
+pub struct Link<P, Q> {
+    rate: Rate,
+    queue: Q,
     in_service: Option<InService<P>>,
-    /// Fractional nanoseconds carried between packets so long runs keep the exact rate.
-    carry: f64,
     forwarded_pkts: u64,
     forwarded_bytes: u64,
-    dropped: u64,
     split: u64,
     scratch: Vec<P>,
     ce_threshold: Option<Nanos>,
     marked: u64,
 }
 
-impl<P: Packet> DropTail<P> {
-    /// A link of `rate_bps` (> 0) whose queue holds at most `limit_bytes` waiting.
-    pub fn new(rate_bps: f64, limit_bytes: u64) -> Self {
-        assert!(rate_bps > 0.0, "a link needs a positive rate");
-        DropTail {
-            rate_bps,
-            limit_bytes,
-            queue: VecDeque::new(),
-            backlog: 0,
+/// Today's bottleneck: a fixed rate and a drop-tail FIFO.
+pub type DropTail<P> = Link<P, Fifo<P>>;
+
+impl<P: Packet + Send> Link<P, Fifo<P>> {
+    /// A link of `rate_bps` (> 0) whose drop-tail queue holds at most `limit_bytes` waiting.
+    pub fn drop_tail(rate_bps: f64, limit_bytes: u64) -> Self {
+        Link::new(Rate::fixed(rate_bps), Fifo::new(limit_bytes))
+    }
+}
+
+impl<P: Packet + Send, Q: Queue<P>> Link<P, Q> {
+    /// A link sending at `rate` what `queue` hands it.
+    pub fn new(rate: Rate, queue: Q) -> Self {
+        Link {
+            rate,
+            queue,
             in_service: None,
-            carry: 0.0,
             forwarded_pkts: 0,
             forwarded_bytes: 0,
-            dropped: 0,
             split: 0,
             scratch: Vec::new(),
             ce_threshold: None,
@@ -71,87 +77,96 @@ impl<P: Packet> DropTail<P> {
         self
     }
 
-    pub fn rate_bps(&self) -> f64 {
-        self.rate_bps
-    }
-
-    fn tx_time(&mut self, len: u32) -> Nanos {
-        let exact = len as f64 * 8.0 * 1e9 / self.rate_bps + self.carry;
-        let whole = exact.floor();
-        self.carry = exact - whole;
-        (whole as Nanos).max(1)
+    /// The rate at `now`, bits/s.
+    pub fn rate_bps(&self, now: Nanos) -> f64 {
+        self.rate.bps_at(now)
     }
 
     fn start(&mut self, now: Nanos, pkt: P, enqueued: Nanos) {
-        let tx = self.tx_time(pkt.wire_len());
+        let done = self.rate.finish(now, pkt.wire_len());
         self.in_service = Some(InService {
             pkt,
             enqueued,
             start: now,
-            done: now + tx,
+            done,
         });
     }
 
-    /// Bytes the buffer holds at `now`: those waiting, plus the segments of a GSO packet on
-    /// the wire that a link sending segment by segment would not have sent yet.
-    fn occupancy(&self, now: Nanos) -> u64 {
-        let on_wire = self
-            .in_service
+    /// Bytes of a GSO packet on the wire that a link sending segment by segment would still
+    /// hold waiting at `now` (all but the segment being sent).
+    fn on_wire_waiting(&self, now: Nanos) -> u64 {
+        self.in_service
             .as_ref()
             .filter(|s| s.pkt.segments() > 1)
             .map_or(0, |s| {
-                let rem = s.done.saturating_sub(now) as f64 * self.rate_bps / 8e9;
+                let rem = s.done.saturating_sub(now) as f64 * self.rate.bps_at(now) / 8e9;
                 (rem as u64).saturating_sub(s.pkt.segment_wire_len() as u64)
-            });
-        self.backlog + on_wire
+            })
     }
 
     /// Whether a burst of `total` wire bytes whose first segment is `first` bytes fits
     /// whole, arriving at `now` (see the module docs).
     pub fn fits(&self, now: Nanos, first: u64, total: u64) -> bool {
+        let limit = self.queue.limit_bytes();
         if self.in_service.is_none() {
-            total.saturating_sub(first) <= self.limit_bytes
+            total.saturating_sub(first) <= limit
         } else {
-            self.occupancy(now) + total <= self.limit_bytes
+            self.queue.backlog_bytes() + self.on_wire_waiting(now) + total <= limit
         }
     }
 
-    /// Drop-tail for one packet.
-    fn admit(&mut self, now: Nanos, pkt: P) {
+    /// One packet arrives: on the wire at once if it is free, otherwise to the queue.
+    /// Returns whether it was taken in.
+    fn admit(&mut self, now: Nanos, pkt: P) -> bool {
         if self.in_service.is_none() {
             self.start(now, pkt, now);
-            return;
+            return true;
         }
-        let len = pkt.wire_len() as u64;
-        if self.occupancy(now) + len > self.limit_bytes {
-            self.dropped += pkt.segments() as u64;
-            return;
-        }
-        self.backlog += len;
-        self.queue.push_back((pkt, now));
+        let extra = self.on_wire_waiting(now);
+        self.queue.enqueue(now, pkt, extra)
     }
 }
 
-impl<P: Packet + Send> Element<P> for DropTail<P> {
+impl<P: Packet + Send, Q: Queue<P>> Element<P> for Link<P, Q> {
     fn enqueue(&mut self, now: Nanos, pkt: P, _out: &mut Vec<P>) {
-        if pkt.segments() > 1
-            && !self.fits(now, pkt.segment_wire_len() as u64, pkt.wire_len() as u64)
-        {
-            // Taken in segment by segment: split, and drop what does not fit.
-            self.split += 1;
-            let mut segs = std::mem::take(&mut self.scratch);
-            pkt.split(&mut segs);
-            for mut s in segs.drain(..) {
-                s.mark_burst_broken();
-                self.admit(now, s);
+        if pkt.segments() > 1 {
+            let whole = self.queue.takes_gso()
+                && self.fits(now, pkt.segment_wire_len() as u64, pkt.wire_len() as u64);
+            if !whole {
+                // Taken in segment by segment: split, and drop what does not fit.
+                let fifo = self.queue.takes_gso();
+                self.split += 1;
+                let mut segs = std::mem::take(&mut self.scratch);
+                pkt.split(&mut segs);
+                for mut s in segs.drain(..) {
+                    if fifo {
+                        s.mark_burst_broken();
+                    }
+                    self.admit(now, s);
+                }
+                self.scratch = segs;
+                return;
             }
-            self.scratch = segs;
-            return;
         }
         self.admit(now, pkt);
     }
 
-    fn enqueue_burst(&mut self, now: Nanos, burst: &mut Vec<P>, _out: &mut Vec<P>) -> bool {
+    fn enqueue_burst(&mut self, now: Nanos, burst: &mut Vec<P>, out: &mut Vec<P>) -> bool {
+        if !self.queue.takes_gso() {
+            // An AQM: the burst is broken from its first drop on.
+            let mut whole = true;
+            for mut p in burst.drain(..) {
+                if !whole {
+                    p.mark_burst_broken();
+                }
+                if p.segments() > 1 {
+                    self.enqueue(now, p, out);
+                } else {
+                    whole &= self.admit(now, p);
+                }
+            }
+            return whole;
+        }
         let first = burst.first().map_or(0, |p| p.segment_wire_len() as u64);
         let total: u64 = burst.iter().map(|p| p.wire_len() as u64).sum();
         let whole = self.fits(now, first, total);
@@ -177,11 +192,10 @@ impl<P: Packet + Send> Element<P> for DropTail<P> {
         }
         self.forwarded_pkts += s.pkt.segments() as u64;
         self.forwarded_bytes += s.pkt.wire_len() as u64;
-        if let Some((next, enq)) = self.queue.pop_front() {
-            self.backlog -= next.wire_len() as u64;
+        if let Some(next) = self.queue.dequeue(done) {
             // Back to back: the next one starts when this one ended (or when it arrived, if
             // it was enqueued after the link had gone idle).
-            self.start(done.max(enq), next, enq);
+            self.start(done.max(next.enqueued), next.pkt, next.enqueued);
         }
         Some(Departure {
             at: done,
@@ -199,17 +213,31 @@ impl<P: Packet + Send> Element<P> for DropTail<P> {
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.backlog
+        self.queue.backlog_bytes()
+    }
+
+    fn queues(&self) -> bool {
+        true
+    }
+
+    fn start(&mut self, t0: Nanos) {
+        self.rate.set_origin(t0);
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let q = self.queue.counters();
+        let aqm_marks = q
+            .iter()
+            .find(|(k, _)| *k == "marked_aqm")
+            .map_or(0, |(_, v)| *v);
+        let mut c = vec![
             ("forwarded", self.forwarded_pkts),
             ("forwarded_bytes", self.forwarded_bytes),
-            ("dropped", self.dropped),
             ("split", self.split),
-            ("marked", self.marked),
-        ]
+            ("marked", self.marked + aqm_marks),
+        ];
+        c.extend(q);
+        c
     }
 }
 
@@ -222,17 +250,24 @@ mod tests {
         b.dequeue(now)
     }
 
+    fn c(b: &DropTail<P>, name: &str) -> u64 {
+        b.counters()
+            .into_iter()
+            .find(|(k, _)| *k == name)
+            .map_or(0, |(_, v)| v)
+    }
+
     #[test]
     fn serialises_at_rate_and_drops_tail() {
         // 12 Mbit/s: a 1500-byte packet takes 1 ms.
-        let mut b = DropTail::new(12e6, 3000);
+        let mut b: DropTail<P> = DropTail::drop_tail(12e6, 3000);
         let mut out = Vec::new();
         for _ in 0..4 {
             b.enqueue(0, P::new(1500), &mut out);
         }
         assert!(out.is_empty());
         // One on the wire, two waiting (3000 bytes), the fourth dropped.
-        assert_eq!(b.counters()[2], ("dropped", 1));
+        assert_eq!(("dropped", c(&b, "dropped")), ("dropped", 1));
         assert_eq!(b.backlog_bytes(), 3000);
         assert_eq!(b.next_event(), Some(1_000_000));
         assert!(deq(&mut b, 999_999).is_none());
@@ -247,13 +282,16 @@ mod tests {
         let d = deq(&mut b, 3_000_000).unwrap();
         assert_eq!(d.sojourn, 2_000_000);
         assert!(b.next_event().is_none());
-        assert_eq!(b.counters()[1], ("forwarded_bytes", 4500));
+        assert_eq!(
+            ("forwarded_bytes", c(&b, "forwarded_bytes")),
+            ("forwarded_bytes", 4500)
+        );
     }
 
     #[test]
     fn long_run_keeps_exact_rate() {
         // 7 Mbit/s does not divide 1500 bytes into whole ns; the carry keeps the average.
-        let mut b = DropTail::new(7e6, u64::MAX);
+        let mut b: DropTail<P> = DropTail::drop_tail(7e6, u64::MAX);
         let n = 10_000u64;
         for _ in 0..n {
             b.enqueue(0, P::new(1500), &mut Vec::new());
@@ -270,7 +308,7 @@ mod tests {
     #[test]
     fn late_dequeue_is_safe() {
         // A caller that enqueues after the packet on the wire finished, before dequeuing it.
-        let mut b = DropTail::new(12e6, 10_000);
+        let mut b: DropTail<P> = DropTail::drop_tail(12e6, 10_000);
         b.enqueue(0, P::new(1500), &mut Vec::new());
         b.enqueue(5_000_000, P::new(1500), &mut Vec::new());
         let d = b.dequeue(5_000_000).unwrap();
@@ -283,38 +321,38 @@ mod tests {
     #[test]
     fn a_burst_stays_whole_only_if_it_fits_as_if_sent_segment_by_segment() {
         // Idle link, buffer of two packets: a burst of three fits (one goes on the wire).
-        let mut b = DropTail::new(12e6, 3000);
+        let mut b: DropTail<P> = DropTail::drop_tail(12e6, 3000);
         let burst = |n: usize| (0..n).map(|_| P::new(1500)).collect::<Vec<_>>();
         assert!(b.enqueue_burst(0, &mut burst(3), &mut Vec::new()));
-        assert_eq!(b.counters()[2].1, 0);
+        assert_eq!(c(&b, "dropped"), 0);
         // Busy and full: the next burst of two is broken up and dropped.
-        let mut b2 = DropTail::new(12e6, 3000);
+        let mut b2: DropTail<P> = DropTail::drop_tail(12e6, 3000);
         assert!(b2.enqueue_burst(0, &mut burst(2), &mut Vec::new()));
         assert!(!b2.enqueue_burst(0, &mut burst(2), &mut Vec::new()));
-        assert_eq!(b2.counters()[2].1, 1, "one of the two fits the buffer");
+        assert_eq!(c(&b2, "dropped"), 1, "one of the two fits the buffer");
     }
 
     #[test]
     fn a_gso_packet_that_does_not_fit_is_split_and_dropped_per_segment() {
         // A 4-segment GSO packet on an idle link with room for two waiting segments: split;
         // the first goes on the wire, two wait, the fourth is dropped.
-        let mut b = DropTail::new(12e6, 3000);
+        let mut b: DropTail<P> = DropTail::drop_tail(12e6, 3000);
         b.enqueue(0, P::gso(4, 1500), &mut Vec::new());
-        assert_eq!(b.counters()[3], ("split", 1));
-        assert_eq!(b.counters()[2], ("dropped", 1));
+        assert_eq!(("split", c(&b, "split")), ("split", 1));
+        assert_eq!(("dropped", c(&b, "dropped")), ("dropped", 1));
         assert_eq!(b.backlog_bytes(), 3000);
         // One that fits is served whole: it leaves when its last byte is sent.
-        let mut b = DropTail::new(12e6, 10_000);
+        let mut b: DropTail<P> = DropTail::drop_tail(12e6, 10_000);
         b.enqueue(0, P::gso(3, 1500), &mut Vec::new());
         assert_eq!(b.next_event(), Some(3_000_000));
         // Behind it, what a segment-by-segment link would still hold counts as waiting: at
         // 0.5 ms 3750 bytes are unsent, all but one segment's worth (2250) waiting, so a
         // 3000-byte buffer has no room for another packet; at 1.5 ms 750 wait and there is.
-        let mut b = DropTail::new(12e6, 3000);
+        let mut b: DropTail<P> = DropTail::drop_tail(12e6, 3000);
         b.enqueue(0, P::gso(3, 1500), &mut Vec::new());
         b.enqueue(500_000, P::new(1500), &mut Vec::new());
-        assert_eq!(b.counters()[2].1, 1);
+        assert_eq!(c(&b, "dropped"), 1);
         b.enqueue(1_500_000, P::new(1500), &mut Vec::new());
-        assert_eq!((b.counters()[2].1, b.backlog_bytes()), (1, 1500));
+        assert_eq!((c(&b, "dropped"), b.backlog_bytes()), (1, 1500));
     }
 }
