@@ -619,5 +619,6 @@ fn bench_element(
         mode,
         pin: true,
         mss: 1448,
+        bin_ns: 0,
     }
 }

@@ -47,6 +47,8 @@ pub struct ElementConfig {
     pub pin: bool,
     /// The flows' MSS, bytes (trace sequence numbers count segments of this size).
     pub mss: u32,
+    /// Time-series bin, ns (queueing delays are averaged per bin from the run's time zero).
+    pub bin_ns: u64,
 }
 
 /// How packets cross the element's TUN device.
@@ -114,6 +116,11 @@ pub struct ElementStats {
     pub acks_in: u64,
     /// Bottleneck queueing delay, ns.
     pub queue_delay: Histogram,
+    /// Queueing delay of each queueing element (`"data.queue"`, `"data.shaper"`), ns.
+    pub queues: BTreeMap<String, Histogram>,
+    /// Mean queueing delay of each queueing element per time-series bin from the run's time
+    /// zero, ms.
+    pub queue_bins_ms: BTreeMap<String, Vec<f64>>,
     /// How late packets left the delay line relative to their due time, ns.
     pub lateness: Histogram,
     /// Receiver turnaround, ns: from the element writing a data segment to it reading the ACK
@@ -199,6 +206,8 @@ struct Pkt {
     exempt: bool,
     /// The bottleneck marked it CE.
     marked: bool,
+    /// Flow-queue key: the flow's index + 1, or a hash of the addresses and ports.
+    key: u64,
 }
 
 impl Pkt {
@@ -260,12 +269,16 @@ impl Packet for Pkt {
                 doff: self.doff,
                 exempt: self.exempt,
                 marked: self.marked,
+                key: self.key,
             });
         }
         recycle(self.data);
     }
     fn loss_exempt(&self) -> bool {
         self.exempt
+    }
+    fn flow_key(&self) -> u64 {
+        self.key
     }
     /// The IPv4 header's ECN field is ECT(0), ECT(1) or CE.
     fn is_ect(&self) -> bool {
@@ -568,6 +581,24 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
     r
 }
 
+/// A flow key for a packet of no cclab flow: its IPv4 addresses, protocol and ports mixed
+/// (0 for what is too short to tell).
+fn five_tuple_key(ip: &[u8]) -> u64 {
+    if ip.len() < 20 {
+        return 0;
+    }
+    let ihl = ((ip[0] & 0x0f) as usize * 4).max(20);
+    let mut k = u64::from_be_bytes([
+        ip[12], ip[13], ip[14], ip[15], ip[16], ip[17], ip[18], ip[19],
+    ]);
+    k ^= (ip[9] as u64) << 56;
+    if ip.len() >= ihl + 4 {
+        k = k.rotate_left(17)
+            ^ u32::from_be_bytes([ip[ihl], ip[ihl + 1], ip[ihl + 2], ip[ihl + 3]]) as u64;
+    }
+    k | 1 << 63
+}
+
 /// Lateness beyond which a release counts as a stall of the element (its thread did not run:
 /// a preempted vCPU, softirq work), ns. Normal wake-up jitter stays far below it.
 pub const STALL_NS: u64 = 500_000;
@@ -583,6 +614,9 @@ struct El<'a> {
     acks: Chain<Pkt>,
     /// Position of the bottleneck in the data chain.
     bottleneck: usize,
+    /// Per data-chain position: the queueing element's delays and per-bin sums, if it
+    /// queues.
+    queues: Vec<Option<QueueTrack>>,
     /// One-way delay of each class in the ACK direction (added to RTT samples).
     rev_delay: Vec<u64>,
     st: ElementStats,
@@ -696,6 +730,7 @@ impl El<'_> {
             doff: p.doff,
             exempt: true,
             marked: false,
+            key: p.flow.map_or_else(|| five_tuple_key(raw), |f| f as u64 + 1),
         };
         match p.dir {
             Dir::Data => {
@@ -734,9 +769,15 @@ impl El<'_> {
                         }
                     }
                 }
-                let (st, b) = (&mut self.st, self.bottleneck);
+                let mut r = Rec {
+                    queues: &mut self.queues,
+                    bottleneck: self.bottleneck,
+                    t0: self.t0,
+                    bin_ns: self.cfg.bin_ns,
+                };
+                let st = &mut self.st;
                 self.data.enqueue(now, pkt, &mut |j, d: &Departure<Pkt>| {
-                    record(st, b, counting, j, d)
+                    record(st, &mut r, counting, j, d)
                 });
             }
             Dir::Ack => {
@@ -772,9 +813,15 @@ impl El<'_> {
 
     /// Move every packet due by `now` on through the path, each at its exact time.
     fn pump(&mut self, now: u64, counting: bool) {
-        let (st, b) = (&mut self.st, self.bottleneck);
+        let mut r = Rec {
+            queues: &mut self.queues,
+            bottleneck: self.bottleneck,
+            t0: self.t0,
+            bin_ns: self.cfg.bin_ns,
+        };
+        let st = &mut self.st;
         self.data.pump(now, &mut |j, d: &Departure<Pkt>| {
-            record(st, b, counting, j, d)
+            record(st, &mut r, counting, j, d)
         });
         self.acks.pump(now, &mut |_, _| {});
     }
@@ -818,6 +865,14 @@ impl El<'_> {
             .min()
     }
 
+    /// The counting window opens: `t0` is the run's time zero (trace times, schedules and
+    /// periodic releases count from it; series bins too).
+    fn open_window(&mut self, t0: u64) {
+        self.t0 = t0;
+        self.data.start(t0);
+        self.acks.start(t0);
+    }
+
     /// Both chains' counters.
     fn counters(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
         let mut m = self.data.counters("data.");
@@ -826,9 +881,42 @@ impl El<'_> {
     }
 }
 
-/// Statistics of a bottleneck departure inside the counting window.
-fn record(st: &mut ElementStats, bottleneck: usize, counting: bool, j: usize, d: &Departure<Pkt>) {
-    if counting && j == bottleneck {
+/// One queueing element's delays within the counting window.
+#[derive(Default)]
+struct QueueTrack {
+    hist: Histogram,
+    /// Per time-series bin from the run's time zero: (sum of delays ns, count).
+    bins: Vec<(f64, u64)>,
+}
+
+/// Where departures are recorded: the queues' tracks, the bottleneck's position, the run's
+/// time zero and the series bin.
+struct Rec<'a> {
+    queues: &'a mut [Option<QueueTrack>],
+    bottleneck: usize,
+    t0: u64,
+    bin_ns: u64,
+}
+
+/// Statistics of a departure from element `j` inside the counting window.
+fn record(st: &mut ElementStats, r: &mut Rec<'_>, counting: bool, j: usize, d: &Departure<Pkt>) {
+    if !counting {
+        return;
+    }
+    if let Some(Some(q)) = r.queues.get_mut(j) {
+        q.hist.record(d.sojourn);
+        if let Some(b) = d.at.saturating_sub(r.t0).checked_div(r.bin_ns) {
+            let b = b as usize;
+            if b < 1 << 20 {
+                if q.bins.len() <= b {
+                    q.bins.resize(b + 1, (0.0, 0));
+                }
+                q.bins[b].0 += d.sojourn as f64;
+                q.bins[b].1 += 1;
+            }
+        }
+    }
+    if j == r.bottleneck {
         st.queue_delay.record(d.sojourn);
         if let Some(f) = d.pkt.flow {
             st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
@@ -922,7 +1010,12 @@ pub fn run(
         seed: cfg.seed,
     };
     let data = path.data_chain();
+    let mut queues: Vec<Option<QueueTrack>> = (0..data.names().len()).map(|_| None).collect();
+    for j in data.queue_positions() {
+        queues[j] = Some(QueueTrack::default());
+    }
     let mut el = El {
+        queues,
         cfg: &cfg,
         fd,
         vnet: if cfg.mode == ElementMode::Gso {
@@ -973,7 +1066,7 @@ pub fn run(
             let counting = in_window(now);
             if counting && base.is_none() {
                 base = Some(el.counters());
-                el.t0 = shared.count_from.load(Ordering::Relaxed);
+                el.open_window(shared.count_from.load(Ordering::Relaxed));
             }
             el.st.packets_read += 1;
             last_arrival = now;
@@ -991,7 +1084,7 @@ pub fn run(
         let counting = in_window(now);
         if counting && base.is_none() {
             base = Some(el.counters());
-            el.t0 = shared.count_from.load(Ordering::Relaxed);
+            el.open_window(shared.count_from.load(Ordering::Relaxed));
         }
         if base.is_some()
             && !counting
@@ -1044,6 +1137,20 @@ pub fn run(
     st.marks = c("data.queue", "marked");
     st.gso_splits = c("data.queue", "split") + c("data.loss", "split");
     st.elements = d;
+    let names = el.data.names();
+    for (j, q) in el.queues.iter().enumerate() {
+        if let Some(q) = q {
+            let name = format!("data.{}", names[j]);
+            st.queues.insert(name.clone(), q.hist.clone());
+            st.queue_bins_ms.insert(
+                name,
+                q.bins
+                    .iter()
+                    .map(|&(sum, n)| if n > 0 { sum / n as f64 / 1e6 } else { 0.0 })
+                    .collect(),
+            );
+        }
+    }
     if let Some(t) = el.trace.take() {
         t.finish()?;
     }

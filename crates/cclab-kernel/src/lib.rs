@@ -347,6 +347,7 @@ pub fn run_scenario_detailed(
                 mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
                 pin: opts.pin,
                 mss: link.mss,
+                bin_ns: opts.series_interval_ns,
             },
             mtu,
             group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
@@ -513,8 +514,11 @@ fn build_result(
             }
         })
         .collect();
+    let desc = sc.link.desc();
+    let first_start = plans.iter().map(|p| p.start_ns).min().unwrap_or(0);
     let link = LinkRecord {
-        rate_bps: sc.link.rate_bps as f64,
+        rate_bps: desc.mean_bps(first_start, out.end_rel),
+        queues: el.queues.clone(),
         forwarded_pkts: el.forwarded_pkts,
         forwarded_bytes: el.forwarded_bytes,
         drops_buffer: el.drops_buffer,
@@ -543,6 +547,16 @@ fn build_result(
             })
             .collect(),
         link_queue_bytes: out.link_queue.clone(),
+        queue_delay_ms: el
+            .queue_bins_ms
+            .iter()
+            .map(|(k, v)| {
+                let mut v = v.clone();
+                v.resize(out.t_s.len(), 0.0);
+                (k.clone(), v)
+            })
+            .collect(),
+        link_rate_bps: desc.rate_series(&out.t_s),
     };
     RunRecord {
         seed: sc.seed,

@@ -145,6 +145,23 @@ impl LinkDesc {
         }
     }
 
+    /// The bottleneck's capacity in each bin of a time series whose bins end at `t_s`
+    /// (seconds from time zero), bits/s; empty when the rate is fixed.
+    pub fn rate_series(&self, t_s: &[f64]) -> Vec<f64> {
+        if self.rate_varies.is_none() {
+            return Vec::new();
+        }
+        let mut prev = 0;
+        t_s.iter()
+            .map(|&t| {
+                let t = (t * 1e9).round() as Nanos;
+                let r = self.mean_bps(prev, t);
+                prev = t;
+                r
+            })
+            .collect()
+    }
+
     /// The bottleneck's mean rate between `t0` and `t1`, bits/s (`rate_bps` when fixed).
     pub fn mean_bps(&self, t0: Nanos, t1: Nanos) -> f64 {
         if self.rate_varies.is_none() || t1 <= t0 {

@@ -30,6 +30,7 @@ pub mod elements;
 mod factory;
 mod queue;
 mod rng;
+pub mod tracegen;
 
 pub use chain::{Chain, Observer};
 pub use element::{Departure, Element, Packet};

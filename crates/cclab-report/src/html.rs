@@ -1048,9 +1048,32 @@ fn run_section(
             &f.srtt_ms
         }),
     ));
-    // Queue: backlog converted to delay at the link rate, bytes on the right axis.
+    // Queue: each queue's measured delay when the results have it (per element); else the
+    // bottleneck's backlog converted to delay at the link rate, bytes on the right axis.
     let rate = run.link.rate_bps;
-    let mut q = if rate > 0.0 {
+    let mut q = if !ts.queue_delay_ms.is_empty() {
+        let mut c = LineChart::new(
+            &format!("{t}queueing delay per queue (mean of the packets leaving each bin)"),
+            time(),
+            Axis::new("queue delay", Unit::Ms),
+        );
+        for (k, (name, v)) in ts.queue_delay_ms.iter().enumerate() {
+            let label = name.strip_prefix("data.").unwrap_or(name);
+            let label = if label == "queue" {
+                "bottleneck"
+            } else {
+                label
+            };
+            let mut l = Line::new(
+                label,
+                if k == 0 { NEUTRAL } else { "#bc4c00" },
+                plot::downsample(&ts.t_s, v, per_line),
+            );
+            l.legend = ts.queue_delay_ms.len() > 1;
+            c.lines.push(l);
+        }
+        c
+    } else if rate > 0.0 {
         let delay: Vec<f64> = ts
             .link_queue_bytes
             .iter()
@@ -1088,9 +1111,42 @@ fn run_section(
         ));
         c
     };
-    q.lines[0].legend = false;
+    if ts.queue_delay_ms.len() <= 1 {
+        q.lines[0].legend = false;
+    }
     q.lines[0].width = 1.4;
     charts.push(("queue", q));
+    // A varying rate (a schedule, a trace): the link's capacity and what crossed it.
+    if !ts.link_rate_bps.is_empty() {
+        let mut c = LineChart::new(
+            &format!("{t}link rate (capacity per bin) and total goodput"),
+            time(),
+            Axis::new("rate", Unit::Rate),
+        );
+        let mut cap = Line::new(
+            "capacity",
+            NEUTRAL,
+            plot::downsample(&ts.t_s, &ts.link_rate_bps, per_line),
+        );
+        cap.width = 1.6;
+        c.lines.push(cap);
+        let total: Vec<f64> = (0..ts.t_s.len())
+            .map(|i| {
+                ts.flows
+                    .iter()
+                    .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
+                    .sum()
+            })
+            .collect();
+        let mut gl = Line::new(
+            "goodput (all flows)",
+            "#0969da",
+            plot::downsample(&ts.t_s, &total, per_line),
+        );
+        gl.dashed = true;
+        c.lines.push(gl);
+        charts.push(("rate", c));
+    }
     page.body.push_str("<div class=\"grid\">");
     for (what, c) in charts {
         let id = page.id();

@@ -152,6 +152,15 @@ pub fn series_from_csv(text: &str) -> Result<TimeSeries, String> {
     ]
     .map(col);
     let cq = col("link_queue_bytes");
+    let crate_ = col("link_rate_bps");
+    let cdelay: Vec<(String, usize)> = header
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| {
+            h.strip_prefix("queue_delay_ms.")
+                .map(|k| (k.to_string(), i))
+        })
+        .collect();
     let mut ts = TimeSeries {
         interval_s: 0.1,
         ..Default::default()
@@ -178,6 +187,15 @@ pub fn series_from_csv(text: &str) -> Result<TimeSeries, String> {
         if t != last_t {
             ts.t_s.push(t);
             ts.link_queue_bytes.push(num(cq));
+            if crate_.is_some() {
+                ts.link_rate_bps.push(num(crate_));
+            }
+            for (k, i) in &cdelay {
+                ts.queue_delay_ms
+                    .entry(k.clone())
+                    .or_default()
+                    .push(num(Some(*i)));
+            }
             last_t = t;
         }
         let bin = ts.t_s.len() - 1;
@@ -248,10 +266,19 @@ mod tests {
                 },
             ],
             link_queue_bytes: vec![1500.0, 3000.0],
+            queue_delay_ms: [
+                ("data.queue".to_string(), vec![1.5, 2.25]),
+                ("data.shaper".to_string(), vec![0.0, 4.5]),
+            ]
+            .into_iter()
+            .collect(),
+            link_rate_bps: vec![1e8, 2e7],
         };
         let back = series_from_csv(&ts.to_csv()).unwrap();
         assert_eq!(back.t_s, ts.t_s);
         assert_eq!(back.link_queue_bytes, ts.link_queue_bytes);
+        assert_eq!(back.queue_delay_ms, ts.queue_delay_ms);
+        assert_eq!(back.link_rate_bps, ts.link_rate_bps);
         assert_eq!(back.flows.len(), 2);
         assert_eq!(back.flows[1].cc, "bbr");
         assert_eq!(back.flows[1].cwnd_pkts, vec![30.0, 40.0]);

@@ -204,12 +204,39 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
         let drops_b: u64 = g.iter().map(|r| r.link.drops_buffer).sum::<u64>() / g.len() as u64;
         let drops_r: u64 = g.iter().map(|r| r.link.drops_random).sum::<u64>() / g.len() as u64;
         let marks: u64 = g.iter().map(|r| r.link.marks).sum::<u64>() / g.len() as u64;
+        let drops_a: u64 = g.iter().map(|r| r.link.drops_aqm).sum::<u64>() / g.len() as u64;
+        let drops_p: u64 = g.iter().map(|r| r.link.drops_policer).sum::<u64>() / g.len() as u64;
+        // Drops by cause: the AQM's and a policer's only where the path has one.
+        let has = |key: &str| {
+            g.iter()
+                .any(|r| r.link.elements.contains_key(key) || r.link.queues.contains_key(key))
+        };
+        let aqm = g
+            .first()
+            .and_then(|r| r.resolved.get("link.aqm"))
+            .and_then(|v| v.as_str())
+            .filter(|a| *a != "droptail");
+        let mut other = String::new();
+        if let Some(a) = aqm {
+            other.push_str(&format!(" / {drops_a} {a}"));
+        }
+        if has("data.policer") {
+            other.push_str(&format!(" / {drops_p} policer"));
+        }
+        let shaper: Vec<f64> = g
+            .iter()
+            .filter_map(|r| r.link.queues.get("data.shaper").map(|q| q.p50))
+            .collect();
+        if !shaper.is_empty() {
+            other.push_str(&format!(", shaper delay p50 {}", agg(shaper, units::ms)));
+        }
         link_lines.push(format!(
-            "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}, jain {}",
+            "#{}: link {} used, drops {} buffer / {} random{}{}{}, queue delay p50 {} p99 {}, jain {}",
             i + 1,
             agg(util, units::pct),
             drops_b,
             drops_r,
+            other,
             if marks > 0 {
                 format!(", {marks} CE marks")
             } else {

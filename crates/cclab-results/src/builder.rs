@@ -58,6 +58,8 @@ pub struct LinkRecord {
     pub marks: u64,
     /// Time packets waited in the bottleneck's queue, ns.
     pub queue_delay: Histogram,
+    /// Time packets waited in each queueing element (`"data.queue"`, `"data.shaper"`), ns.
+    pub queues: BTreeMap<String, Histogram>,
     /// Each path element's counters (`"data.loss"` -> `{"dropped": 12, ...}`).
     pub elements: BTreeMap<String, BTreeMap<String, u64>>,
 }
@@ -85,7 +87,10 @@ impl RunRecord {
     ///   otherwise); `throughput_bps` the same for bytes through the bottleneck;
     /// - `retrans_ratio` = retransmits / segments sent;
     /// - `rtt_ms`: percentiles of the per-ACK samples;
-    /// - link `utilization` = forwarded bytes / (rate x (end - first start));
+    /// - link `utilization` = forwarded bytes / (rate x (end - first start)) (a varying
+    ///   rate's backend gives its mean over that span);
+    /// - link drops by cause from the elements' counters: a shaper's full buffer adds to
+    ///   `drops_buffer`, the AQM's drops are `drops_aqm`, the policer's `drops_policer`;
     /// - `jain` over the flows' goodputs.
     ///
     /// `params` is left empty: the runner fills in the matrix point's swept values.
@@ -143,10 +148,33 @@ impl RunRecord {
             0.0
         };
         let q = |p: f64| ms(l.queue_delay.quantile(p));
+        let counter = |el: &str, k: &str| {
+            l.elements
+                .get(el)
+                .and_then(|m| m.get(k))
+                .copied()
+                .unwrap_or(0)
+        };
         let link = LinkResult {
             rate_bps: l.rate_bps,
             utilization: util.min(1.0),
-            drops_buffer: l.drops_buffer,
+            drops_buffer: l.drops_buffer + counter("data.shaper", "dropped"),
+            drops_aqm: counter("data.queue", "dropped_aqm"),
+            drops_policer: counter("data.policer", "dropped"),
+            queues: l
+                .queues
+                .iter()
+                .map(|(k, h)| {
+                    (
+                        k.clone(),
+                        QueuePercentiles {
+                            p50: ms(h.quantile(0.5)),
+                            p95: ms(h.quantile(0.95)),
+                            p99: ms(h.quantile(0.99)),
+                        },
+                    )
+                })
+                .collect(),
             drops_random: l.drops_random,
             drops_ack: l.drops_ack,
             marks: l.marks,

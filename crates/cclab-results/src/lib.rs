@@ -16,7 +16,7 @@ pub mod trace;
 pub use backend::{Backend, BackendError, RunContext};
 pub use builder::{FlowRecord, LinkRecord, RunRecord};
 pub use histogram::Histogram;
-pub use series::{FlowSeries, TimeSeries};
+pub use series::{DelayBins, FlowSeries, TimeSeries};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -177,17 +177,25 @@ pub struct QueuePercentiles {
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LinkResult {
+    /// The bottleneck's rate; when it varies (a schedule, a trace), its mean over the run.
     pub rate_bps: f64,
     /// Fraction of the run's capacity used (bytes forwarded / (rate x duration)).
     pub utilization: f64,
-    /// Data packets dropped because the buffer was full.
+    /// Data packets dropped because a buffer was full (the bottleneck's, a shaper's).
     pub drops_buffer: u64,
+    /// Data packets the bottleneck's AQM dropped (CoDel, FQ-CoDel, PIE).
+    #[serde(default)]
+    pub drops_aqm: u64,
+    /// Data packets a policer dropped.
+    #[serde(default)]
+    pub drops_policer: u64,
     /// Data packets dropped by the random-loss model.
     pub drops_random: u64,
     /// ACKs dropped by the random ACK-loss model.
     #[serde(default)]
     pub drops_ack: u64,
-    /// Data packets the bottleneck marked CE instead of dropping (`link.ecn_threshold`).
+    /// Data packets the bottleneck marked CE instead of dropping (its AQM, or
+    /// `link.ecn_threshold`).
     #[serde(default)]
     pub marks: u64,
     /// Packets forwarded by the bottleneck.
@@ -195,6 +203,9 @@ pub struct LinkResult {
     pub forwarded_pkts: u64,
     /// Time packets waited in the bottleneck buffer.
     pub queue_delay_ms: QueuePercentiles,
+    /// Time packets waited in each queue of the path (`"data.queue"`, `"data.shaper"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub queues: BTreeMap<String, QueuePercentiles>,
     /// Each path element's counters by element (`"data.loss": {"dropped": 12}`,
     /// `"data.queue": {"dropped": 3, "forwarded": 9000}`); an open map, elements and
     /// counters may be added.

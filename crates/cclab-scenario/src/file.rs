@@ -51,6 +51,23 @@ enum Kind {
     Profile,
     /// `link.loss_burst`: a mean run length in packets, a number from 1 to 1000.
     Burst,
+    /// `link.aqm`: a queue discipline's name ([`AQM_NAMES`]), or a `[link.aqm]` table.
+    Aqm,
+    /// `link.aqm.kind`: a queue discipline's name.
+    AqmName,
+    /// `link.policer`, `link.shaper`: a rate, or a table with `rate` and `burst`.
+    Bucket,
+    /// `link.loss_unit`: one of [`LOSS_UNITS`].
+    LossUnit,
+    /// `link.trace`: a trace file's path.
+    Trace,
+    /// A positive time.
+    PosTime,
+    /// A whole number in a range.
+    Int {
+        lo: u64,
+        hi: u64,
+    },
     /// A controller parameter (`cc_params`), of the kind its registry entry declares.
     Param(&'static Param),
 }
@@ -68,6 +85,10 @@ const TOP_SCALARS: &[(&str, Kind)] = &[
     ("description", Kind::Description),
 ];
 const TOP_TABLES: &[&str] = &["link", "hosts", "flows", "reference"];
+/// Queue disciplines `link.aqm` may name.
+pub const AQM_NAMES: &[&str] = &["droptail", "codel", "fq_codel", "pie"];
+/// Units of random loss (`link.loss_unit`).
+pub const LOSS_UNITS: &[&str] = &["segment", "gso"];
 const LINK_KEYS: &[(&str, Kind)] = &[
     ("rate", Kind::Rate),
     ("rtt", Kind::Rtt),
@@ -77,10 +98,70 @@ const LINK_KEYS: &[(&str, Kind)] = &[
     ("ack_loss", Kind::Loss),
     ("mss", Kind::Mss),
     ("ecn_threshold", Kind::RttExtra),
+    ("loss_unit", Kind::LossUnit),
+    ("aqm", Kind::Aqm),
+    ("policer", Kind::Bucket),
+    ("shaper", Kind::Bucket),
+    ("trace", Kind::Trace),
+    ("jitter", Kind::RttExtra),
+    ("reorder", Kind::Bool),
+    ("ack_aggregation", Kind::RttExtra),
     // Old names of `hosts.latency` and `hosts.jitter`, still accepted.
     ("host_latency", Kind::RttExtra),
     ("host_jitter", Kind::RttExtra),
 ];
+/// Keys of a `[link.aqm]` table: the discipline and every parameter any of them takes
+/// (which ones a discipline takes: [`aqm_params`]).
+const AQM_KEYS: &[(&str, Kind)] = &[
+    ("kind", Kind::AqmName),
+    ("target", Kind::PosTime),
+    ("interval", Kind::PosTime),
+    ("ecn", Kind::Bool),
+    ("flows", Kind::Int { lo: 1, hi: 65536 }),
+    (
+        "quantum",
+        Kind::Int {
+            lo: 256,
+            hi: 1 << 20,
+        },
+    ),
+    ("drop_batch", Kind::Int { lo: 1, hi: 1024 }),
+    ("tupdate", Kind::PosTime),
+    ("alpha", Kind::Int { lo: 0, hi: 32 }),
+    ("beta", Kind::Int { lo: 0, hi: 32 }),
+    ("max_burst", Kind::RttExtra),
+    ("bytemode", Kind::Bool),
+    ("dq_rate_estimator", Kind::Bool),
+];
+/// Keys of a `[link.policer]` or `[link.shaper]` table.
+const BUCKET_KEYS: &[(&str, Kind)] = &[("rate", Kind::Rate), ("burst", Kind::Size)];
+
+/// The `[link.aqm]` parameters each discipline takes.
+pub fn aqm_params(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "codel" => &["target", "interval", "ecn"],
+        "fq_codel" => &[
+            "target",
+            "interval",
+            "ecn",
+            "flows",
+            "quantum",
+            "drop_batch",
+        ],
+        "pie" => &[
+            "target",
+            "tupdate",
+            "alpha",
+            "beta",
+            "max_burst",
+            "ecn",
+            "bytemode",
+            "dq_rate_estimator",
+        ],
+        _ => &[],
+    }
+}
+
 const HOST_KEYS: &[(&str, Kind)] = &[
     ("latency", Kind::RttExtra),
     ("jitter", Kind::RttExtra),
@@ -155,6 +236,43 @@ enum Section {
     Flow(usize),
     /// The `cc_params` table of flow group `i`.
     CcParams(usize),
+    /// A table under `[link]`: `[link.aqm]`, `[link.policer]`, `[link.shaper]`.
+    LinkSub(Sub),
+}
+
+/// The tables under `[link]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Sub {
+    Aqm,
+    Policer,
+    Shaper,
+}
+
+impl Sub {
+    const ALL: [Sub; 3] = [Sub::Aqm, Sub::Policer, Sub::Shaper];
+    fn key(self) -> &'static str {
+        match self {
+            Sub::Aqm => "aqm",
+            Sub::Policer => "policer",
+            Sub::Shaper => "shaper",
+        }
+    }
+    fn of(key: &str) -> Option<Sub> {
+        Sub::ALL.into_iter().find(|s| s.key() == key)
+    }
+    fn keys(self) -> &'static [(&'static str, Kind)] {
+        match self {
+            Sub::Aqm => AQM_KEYS,
+            Sub::Policer | Sub::Shaper => BUCKET_KEYS,
+        }
+    }
+    /// The key that names what the table is (the one a bare value stands for).
+    fn main_key(self) -> &'static str {
+        match self {
+            Sub::Aqm => "kind",
+            Sub::Policer | Sub::Shaper => "rate",
+        }
+    }
 }
 
 /// The keys of a table, with their kinds; `cc_params` keys come from the catalog.
@@ -169,6 +287,7 @@ fn section_keys(s: Section, cat: &CcCatalog) -> Vec<(&'static str, Kind)> {
             .iter()
             .map(|p| (p.name, Kind::Param(p)))
             .collect(),
+        Section::LinkSub(sub) => sub.keys().to_vec(),
     }
 }
 
@@ -192,6 +311,8 @@ enum Val {
     Bool(bool),
     Param(ParamValue),
     Triple([u64; 3]),
+    /// A rate schedule: (from, bit/s) steps.
+    Schedule(Vec<(u64, u64)>),
 }
 
 impl Val {
@@ -206,6 +327,12 @@ impl Val {
             Val::Bool(b) => Value::from(*b),
             Val::Param(v) => crate::model::param_json(*v),
             Val::Triple(t) => Value::from(format!("{} {} {}", t[0], t[1], t[2])),
+            Val::Schedule(steps) => Value::from(
+                steps
+                    .iter()
+                    .map(|&(at, bps)| serde_json::json!({"at": at as f64 / 1e9, "rate": bps}))
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 }
@@ -292,6 +419,7 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
         Kind::Mss => int_in(v, "mss (bytes)", MSS_MIN as u64, MSS_MAX as u64).map(Val::Int),
         Kind::Count => int_in(v, "count", 1, MAX_COUNT as u64).map(Val::Int),
         Kind::InitCwnd => int_in(v, "init_cwnd (packets)", 1, MAX_INIT_CWND as u64).map(Val::Int),
+        Kind::Rate if is_schedule(v) => schedule_val(v),
         Kind::Rate => match v {
             RawV::Str(s) => units::parse_rate(s)
                 .map(Val::Bps)
@@ -390,6 +518,56 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
                 ))
             }
         }
+        Kind::Aqm | Kind::AqmName => match v {
+            RawV::Str(s) => {
+                let t = s.trim().to_ascii_lowercase().replace('-', "_");
+                let t = match t.as_str() {
+                    "drop_tail" | "fifo" | "bfifo" | "none" => "droptail".to_string(),
+                    "fqcodel" => "fq_codel".to_string(),
+                    _ => t,
+                };
+                match AQM_NAMES.iter().find(|n| **n == t) {
+                    Some(n) => Ok(Val::Str(n.to_string())),
+                    None => Err((
+                        BadValue,
+                        format!(
+                            "unknown queue discipline \"{s}\" (one of: {})",
+                            AQM_NAMES.join(", ")
+                        ),
+                    )),
+                }
+            }
+            _ if kind == Kind::Aqm => wrong(&format!(
+                "a queue discipline ({}) or a [link.aqm] table",
+                AQM_NAMES.join(", ")
+            )),
+            _ => wrong(&format!("a queue discipline ({})", AQM_NAMES.join(", "))),
+        },
+        Kind::Bucket => match v {
+            RawV::Str(_) => parse_val(Kind::Rate, v, cat),
+            _ => wrong("a rate like \"10mbit\", or a table with rate and burst"),
+        },
+        Kind::LossUnit => match v {
+            RawV::Str(s) => match LOSS_UNITS.iter().find(|n| n.eq_ignore_ascii_case(s.trim())) {
+                Some(n) => Ok(Val::Str(n.to_string())),
+                None => Err((
+                    BadValue,
+                    format!(
+                        "unknown loss unit \"{s}\" (segment: one draw per segment; gso: one per GSO packet, as netem on a TSO sender)"
+                    ),
+                )),
+            },
+            _ => wrong("\"segment\" or \"gso\""),
+        },
+        Kind::Trace => match v {
+            RawV::Str(s) if s.trim().is_empty() => {
+                Err((BadValue, "empty path: name a trace file".into()))
+            }
+            RawV::Str(s) => Ok(Val::Str(s.clone())),
+            _ => wrong("the path of a Mahimahi trace file"),
+        },
+        Kind::PosTime => time_val(v, true, "time").map(Val::Ns),
+        Kind::Int { lo, hi } => int_in(v, "value", lo, hi).map(Val::Int),
         Kind::TimeOrOff => match v {
             RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => Ok(Val::Ns(0)),
             _ => time_val(v, false, "time").map(Val::Ns),
@@ -471,6 +649,77 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
     }
 }
 
+/// Whether a value is a rate schedule: a list of tables (`[{at = "0s", rate = "100mbit"}]`),
+/// one value rather than a sweep.
+fn is_schedule(v: &RawV) -> bool {
+    matches!(v, RawV::Array(a) if !a.is_empty() && a.iter().all(|n| matches!(n.v, RawV::Table(_))))
+}
+
+/// Whether a key's value is a list to sweep (a schedule is one value).
+fn sweeps(kind: Kind, v: &RawV) -> bool {
+    matches!(v, RawV::Array(_)) && !(kind == Kind::Rate && is_schedule(v))
+}
+
+/// A rate schedule: steps `{at, rate}`, the first at 0, times increasing.
+fn schedule_val(v: &RawV) -> Result<Val, (ErrorKind, String)> {
+    use ErrorKind::BadValue;
+    let RawV::Array(a) = v else {
+        return Err((BadValue, "expected a list of steps".into()));
+    };
+    let example =
+        "e.g. rate = [{at = \"0s\", rate = \"100mbit\"}, {at = \"20s\", rate = \"20mbit\"}]";
+    let mut steps: Vec<(u64, u64)> = Vec::new();
+    for (i, n) in a.iter().enumerate() {
+        let RawV::Table(t) = &n.v else {
+            return Err((BadValue, format!("step {i} is not a table ({example})")));
+        };
+        let (mut at, mut rate) = (None, None);
+        for e in &t.entries {
+            match e.key.as_str() {
+                "at" => {
+                    at = Some(
+                        time_val(&e.node.v, false, "at")
+                            .map_err(|(k, m)| (k, format!("step {i}: {m}")))?,
+                    )
+                }
+                "rate" => match match &e.node.v {
+                    RawV::Str(r) => units::parse_rate(r),
+                    _ => Err("a rate is a string like \"100mbit\"".to_string()),
+                } {
+                    Ok(r) => rate = Some(r),
+                    Err(m) => return Err((BadValue, format!("step {i}: {m}"))),
+                },
+                k => {
+                    return Err((
+                        BadValue,
+                        format!("step {i}: unknown key {k} (a step has at and rate; {example})"),
+                    ))
+                }
+            }
+        }
+        let (Some(at), Some(rate)) = (at, rate) else {
+            return Err((BadValue, format!("step {i} needs at and rate ({example})")));
+        };
+        if i == 0 && at != 0 {
+            return Err((
+                BadValue,
+                format!("the first step must be at \"0s\" ({example})"),
+            ));
+        }
+        if steps.last().is_some_and(|&(prev, _)| at <= prev) {
+            return Err((
+                BadValue,
+                format!(
+                    "step {i} is not later than step {}: steps go in time order",
+                    i - 1
+                ),
+            ));
+        }
+        steps.push((at, rate));
+    }
+    Ok(Val::Schedule(steps))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Unknown-key suggestions
 // ---------------------------------------------------------------------------------------------
@@ -534,6 +783,8 @@ fn suggest(key: &str, section_prefix: &str) -> (Option<String>, String) {
             .collect(),
         "link." => LINK_KEYS.iter().map(|(k, _)| *k).collect(),
         "hosts." => HOST_KEYS.iter().map(|(k, _)| *k).collect(),
+        "link.aqm." => AQM_KEYS.iter().map(|(k, _)| *k).collect(),
+        "link.bucket." => BUCKET_KEYS.iter().map(|(k, _)| *k).collect(),
         _ => FLOW_KEYS
             .iter()
             .map(|(k, _)| *k)
@@ -611,6 +862,8 @@ pub struct ScenarioFile {
     root: Table,
     /// The controllers `flows.cc` may name, and their parameters.
     catalog: CcCatalog,
+    /// The folder of the scenario file: paths in it (`link.trace`) are relative to it.
+    dir: Option<std::path::PathBuf>,
 }
 
 /// One concrete scenario of a matrix.
@@ -680,6 +933,7 @@ fn qualified(section: Section, key: &str) -> String {
         Section::Hosts => format!("hosts.{key}"),
         Section::Flow(i) => format!("flows.{i}.{key}"),
         Section::CcParams(i) => format!("flows.{i}.{CC_PARAMS}.{key}"),
+        Section::LinkSub(sub) => format!("link.{}.{key}", sub.key()),
     }
 }
 
@@ -707,7 +961,9 @@ impl ScenarioFile {
                 format!("cannot read scenario file: {e}"),
             )
         })?;
-        Self::from_str_for(&text, &origin, catalog)
+        let mut file = Self::from_str_for(&text, &origin, catalog)?;
+        file.dir = path.parent().map(|p| p.to_path_buf());
+        Ok(file)
     }
 
     /// Parses and checks scenario text for the simulator's controllers. `origin` names it in
@@ -736,6 +992,7 @@ impl ScenarioFile {
             origin: origin.to_string(),
             root,
             catalog: catalog.clone(),
+            dir: None,
         };
         file.check()?;
         Ok(file)
@@ -805,6 +1062,10 @@ impl ScenarioFile {
             Section::Hosts => self.table("hosts"),
             Section::Flow(i) => self.flow(i),
             Section::CcParams(i) => match self.flow(i)?.get(CC_PARAMS).map(|e| &e.node.v) {
+                Some(RawV::Table(t)) => Some(t),
+                _ => None,
+            },
+            Section::LinkSub(sub) => match self.link()?.get(sub.key()).map(|e| &e.node.v) {
                 Some(RawV::Table(t)) => Some(t),
                 _ => None,
             },
@@ -981,7 +1242,7 @@ impl ScenarioFile {
                     .into_iter()
                     .find(|(k, _)| *k == e.key)
                 {
-                    if let RawV::Array(a) = &e.node.v {
+                    if let (true, RawV::Array(a)) = (sweeps(kind, &e.node.v), &e.node.v) {
                         axes.push(Axis {
                             section,
                             key: k,
@@ -996,7 +1257,12 @@ impl ScenarioFile {
             match e.key.as_str() {
                 "link" => {
                     if let RawV::Table(t) = &e.node.v {
-                        visit(&mut axes, Section::Link, t)
+                        visit(&mut axes, Section::Link, t);
+                        for sub in Sub::ALL {
+                            if let Some(st) = self.section(Section::LinkSub(sub)) {
+                                visit(&mut axes, Section::LinkSub(sub), st);
+                            }
+                        }
                     }
                 }
                 "hosts" => {
@@ -1068,10 +1334,14 @@ impl ScenarioFile {
                 let node = &self.section(section)?.get(key)?.node;
                 match &node.v {
                     RawV::Array(a) => {
-                        let ai = axes
+                        match axes
                             .iter()
-                            .position(|x| x.section == section && x.key == key)?;
-                        a.get(choice[ai])
+                            .position(|x| x.section == section && x.key == key)
+                        {
+                            Some(ai) => a.get(choice[ai]),
+                            // One value that is a list (a rate schedule).
+                            None => Some(node),
+                        }
                     }
                     _ => Some(node),
                 }
@@ -1082,6 +1352,13 @@ impl ScenarioFile {
                 Section::CcParams(g) => self
                     .point_controller(g, &pick)
                     .is_none_or(|c| c.param(a.key).is_some()),
+                // An AQM parameter sweeps only the runs of disciplines that take it.
+                Section::LinkSub(Sub::Aqm) if a.key != "kind" => {
+                    match pick(Section::LinkSub(Sub::Aqm), "kind").map(|n| &n.v) {
+                        Some(RawV::Str(k)) => aqm_params(k).contains(&a.key),
+                        _ => true,
+                    }
+                }
                 _ => true,
             };
             if axes
@@ -1201,16 +1478,88 @@ impl ScenarioFile {
             Some((Val::Buf(b), _)) => b,
             _ => Buffer::Bdp(1.0),
         };
+        // The rate: fixed, a schedule, or a trace (which a --set trace puts in place of the
+        // file's rate).
+        let trace = self.trace(ctx, pick)?;
+        let rate_val = if trace.is_some() {
+            None
+        } else {
+            get(sl, "rate")?
+        };
+        let (rate_bps, rate_varies) = match (&trace, rate_val) {
+            (Some(t), _) => (
+                (cclab_path::RateDesc::Trace(t.clone()).mean_bps().round() as u64).max(1),
+                Some(cclab_path::RateDesc::Trace(t.clone())),
+            ),
+            (None, Some((Val::Schedule(steps), node))) => {
+                let desc = cclab_path::RateDesc::schedule(
+                    steps.iter().map(|&(at, r)| (at, r as f64)).collect(),
+                )
+                .map_err(|m| {
+                    ctx.err(
+                        ErrorKind::BadValue,
+                        &node.loc,
+                        Some("link.rate".into()),
+                        Some(&node.v),
+                        m,
+                    )
+                })?;
+                (desc.mean_bps().round() as u64, Some(desc))
+            }
+            (None, Some((Val::Bps(r), _))) => (r, None),
+            (None, _) => return Err(missing(sl, "rate")),
+        };
+        let mss = n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS);
+        let packet_bytes = mss as u64 + HEADER_BYTES;
+        let bucket = |sub: Sub| -> Result<Option<cclab_path::TokenBucket>, ScenarioError> {
+            let ss = Section::LinkSub(sub);
+            let (rate, burst) = match pick(sl, sub.key()).map(|n| &n.v) {
+                None => return Ok(None),
+                Some(RawV::Table(_)) => (n(get(ss, "rate")?), n(get(ss, "burst")?)),
+                Some(_) => (n(get(sl, sub.key())?), None),
+            };
+            let Some(rate) = rate else {
+                return Err(missing(ss, "rate"));
+            };
+            // By default a bucket holds 10 ms at its rate, and at least 64 KiB.
+            let burst = burst.unwrap_or_else(|| (rate / 800).max(64 * 1024));
+            if burst < packet_bytes {
+                return Err(ctx.err(
+                    ErrorKind::Inconsistent,
+                    &self.section_loc(ss),
+                    Some(qualified(ss, "burst")),
+                    None,
+                    format!(
+                        "a burst of {burst} bytes cannot pass one packet of {packet_bytes} bytes; use at least \"{}\"",
+                        units::fmt_size(packet_bytes)
+                    ),
+                ));
+            }
+            Ok(Some(cclab_path::TokenBucket {
+                rate_bps: rate as f64,
+                burst_bytes: burst,
+            }))
+        };
         let link = LinkSpec {
-            rate_bps: n(get(sl, "rate")?).ok_or_else(|| missing(sl, "rate"))?,
+            rate_bps,
+            rate_varies,
+            aqm: self.aqm(ctx, pick)?,
+            policer: bucket(Sub::Policer)?,
+            shaper: bucket(Sub::Shaper)?,
+            loss_unit: match s(get(sl, "loss_unit")?).as_deref() {
+                Some("gso") => cclab_path::LossUnit::Gso,
+                _ => cclab_path::LossUnit::Segment,
+            },
+            jitter_ns: n(get(sl, "jitter")?).unwrap_or(0),
+            reorder: b(get(sl, "reorder")?).unwrap_or(false),
+            ack_aggregation_ns: n(get(sl, "ack_aggregation")?).unwrap_or(0),
             rtt_ns: n(get(sl, "rtt")?).ok_or_else(|| missing(sl, "rtt"))?,
             buffer,
             loss: p(get(sl, "loss")?).unwrap_or(0.0),
             loss_burst: p(get(sl, "loss_burst")?).unwrap_or(1.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
-            mss: n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS),
+            mss,
             ecn_threshold_ns: n(get(sl, "ecn_threshold")?),
-            ..LinkSpec::default()
         };
         let sh = Section::Hosts;
         let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);
@@ -1355,6 +1704,166 @@ impl ScenarioFile {
         })
     }
 
+    /// The bottleneck's queue discipline at the matrix point `pick` describes, its
+    /// parameters Linux's defaults unless the `[link.aqm]` table sets them.
+    fn aqm<'a>(
+        &'a self,
+        ctx: &Ctx<'_>,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+    ) -> Result<cclab_path::AqmDesc, ScenarioError> {
+        use cclab_path::{AqmDesc, CodelParams, FqCodelParams, PieParams};
+        let sa = Section::LinkSub(Sub::Aqm);
+        let val = |section: Section, key: &str| -> Result<Option<Val>, ScenarioError> {
+            let Some(n) = pick(section, key) else {
+                return Ok(None);
+            };
+            let kind = key_kind(section, key, &self.catalog).unwrap_or(Kind::Description);
+            parse_val(kind, &n.v, &self.catalog)
+                .map(Some)
+                .map_err(|(k, m)| ctx.err(k, &n.loc, Some(qualified(section, key)), Some(&n.v), m))
+        };
+        let name = match pick(Section::Link, "aqm").map(|n| &n.v) {
+            None => return Ok(AqmDesc::DropTail),
+            Some(RawV::Table(_)) => val(sa, "kind")?,
+            Some(_) => val(Section::Link, "aqm")?,
+        };
+        let name = match name {
+            Some(Val::Str(s)) => s,
+            _ => "droptail".into(),
+        };
+        // A parameter the discipline does not take is an error, unless the table sweeps the
+        // discipline (then each run takes its own).
+        let kind_swept = matches!(
+            self.section(sa)
+                .and_then(|t| t.get("kind"))
+                .map(|e| &e.node.v),
+            Some(RawV::Array(_))
+        );
+        if let (Some(t), false) = (self.section(sa), kind_swept) {
+            for e in &t.entries {
+                if e.key != "kind" && !aqm_params(&name).contains(&e.key.as_str()) {
+                    let takes = aqm_params(&name);
+                    let others: Vec<&str> = AQM_NAMES
+                        .iter()
+                        .copied()
+                        .filter(|k| aqm_params(k).contains(&e.key.as_str()))
+                        .collect();
+                    return Err(ctx.err(
+                        ErrorKind::Inconsistent,
+                        &e.key_loc,
+                        Some(qualified(sa, &e.key)),
+                        None,
+                        format!(
+                            "{name} has no parameter {} ({name} takes: {}; {} takes it)",
+                            e.key,
+                            if takes.is_empty() {
+                                "none".to_string()
+                            } else {
+                                takes.join(", ")
+                            },
+                            others.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        let t = |k: &str, d: u64| -> Result<u64, ScenarioError> {
+            Ok(match val(sa, k)? {
+                Some(Val::Ns(x) | Val::Int(x)) => x,
+                _ => d,
+            })
+        };
+        let flag = |k: &str, d: bool| -> Result<bool, ScenarioError> {
+            Ok(match val(sa, k)? {
+                Some(Val::Bool(x)) => x,
+                _ => d,
+            })
+        };
+        Ok(match name.as_str() {
+            "codel" => {
+                let d = CodelParams::default();
+                AqmDesc::Codel(CodelParams {
+                    target_ns: t("target", d.target_ns)?,
+                    interval_ns: t("interval", d.interval_ns)?,
+                    ecn: flag("ecn", d.ecn)?,
+                })
+            }
+            "fq_codel" => {
+                let d = FqCodelParams::default();
+                AqmDesc::FqCodel(FqCodelParams {
+                    target_ns: t("target", d.target_ns)?,
+                    interval_ns: t("interval", d.interval_ns)?,
+                    ecn: flag("ecn", d.ecn)?,
+                    flows: t("flows", d.flows as u64)? as u32,
+                    quantum: t("quantum", d.quantum as u64)? as u32,
+                    drop_batch: t("drop_batch", d.drop_batch as u64)? as u32,
+                })
+            }
+            "pie" => {
+                let d = PieParams::default();
+                AqmDesc::Pie(PieParams {
+                    target_ns: t("target", d.target_ns)?,
+                    tupdate_ns: t("tupdate", d.tupdate_ns)?,
+                    alpha: t("alpha", d.alpha as u64)? as u32,
+                    beta: t("beta", d.beta as u64)? as u32,
+                    max_burst_ns: t("max_burst", d.max_burst_ns)?,
+                    ecn: flag("ecn", d.ecn)?,
+                    bytemode: flag("bytemode", d.bytemode)?,
+                    dq_rate_estimator: flag("dq_rate_estimator", d.dq_rate_estimator)?,
+                })
+            }
+            _ => AqmDesc::DropTail,
+        })
+    }
+
+    /// The trace `link.trace` names at the matrix point `pick` describes, read and checked. A
+    /// path in the file is relative to the file's folder; one given with `--set`, to the
+    /// current directory. A trace given in the file beside a rate is an error (a `--set`
+    /// trace replaces the file's rate).
+    fn trace<'a>(
+        &'a self,
+        ctx: &Ctx<'_>,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+    ) -> Result<Option<std::sync::Arc<cclab_path::TraceDesc>>, ScenarioError> {
+        let Some(node) = pick(Section::Link, "trace") else {
+            return Ok(None);
+        };
+        let RawV::Str(p) = &node.v else {
+            return Ok(None);
+        };
+        let key = Some("link.trace".to_string());
+        if let (Loc::File { .. }, Some(rate)) = (&node.loc, pick(Section::Link, "rate")) {
+            if matches!(rate.loc, Loc::File { .. }) {
+                return Err(ctx.err(
+                    ErrorKind::Inconsistent,
+                    &node.loc,
+                    key,
+                    Some(&node.v),
+                    "link.trace and link.rate both give the bottleneck's rate: keep one (the trace's mean rate sizes buffers given in bdp)",
+                ));
+            }
+        }
+        let path = match (&node.loc, &self.dir) {
+            (Loc::File { .. }, Some(d)) if !std::path::Path::new(p).is_absolute() => d.join(p),
+            _ => std::path::PathBuf::from(p),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            ctx.err(
+                ErrorKind::BadValue,
+                &node.loc,
+                key.clone(),
+                Some(&node.v),
+                format!(
+                    "cannot read trace file {}: {e} (a path in a scenario file is relative to its folder; traces ship under scenarios/traces/)",
+                    path.display()
+                ),
+            )
+        })?;
+        let t = cclab_path::TraceDesc::parse(&path.display().to_string(), &text)
+            .map_err(|m| ctx.err(ErrorKind::BadValue, &node.loc, key, Some(&node.v), m))?;
+        Ok(Some(std::sync::Arc::new(t)))
+    }
+
     fn section_loc(&self, s: Section) -> Loc {
         match s {
             Section::Top => FILE_START,
@@ -1363,6 +1872,11 @@ impl ScenarioFile {
                 .get("link")
                 .map(|e| e.node.loc.clone())
                 .unwrap_or(FILE_START),
+            Section::LinkSub(sub) => self
+                .link()
+                .and_then(|t| t.get(sub.key()))
+                .map(|e| e.node.loc.clone())
+                .unwrap_or_else(|| self.section_loc(Section::Link)),
             Section::Hosts => self
                 .root
                 .get("hosts")
@@ -1398,6 +1912,23 @@ impl ScenarioFile {
         match section {
             Section::Top => Some(&mut self.root),
             Section::Link => sub(&mut self.root, "link", loc),
+            Section::LinkSub(s) => {
+                let link = sub(&mut self.root, "link", loc)?;
+                // A bare value (`aqm = "codel"`, `policer = "10mbit"`) becomes the table's
+                // main key, so one of its parameters can be set beside it.
+                if let Some(e) = link.get_mut(s.key()) {
+                    if !matches!(e.node.v, RawV::Table(_)) {
+                        let bare = e.node.clone();
+                        let mut t = Table::default();
+                        t.set(s.main_key(), bare);
+                        e.node = Node {
+                            v: RawV::Table(t),
+                            loc: e.node.loc.clone(),
+                        };
+                    }
+                }
+                sub(link, s.key(), loc)
+            }
             Section::Hosts => sub(&mut self.root, "hosts", loc),
             Section::Flow(i) | Section::CcParams(i) => {
                 let RawV::Array(a) = &mut self.root.get_mut("flows")?.node.v else {
@@ -1450,7 +1981,7 @@ impl ScenarioFile {
         let parts: Vec<&str> = key.split('.').collect();
         let known = |section: Section, k: &str| key_kind(section, k, &catalog).is_some();
         let unknown = |prefix: &str, k: &str| {
-            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("{}; override keys: name, duration, seed, description, link.<key>, hosts.<key>, flows.<key>, flows.<i>.<key>, flows.cc_params.<name>", suggestion(k, prefix)))
+            ctx.err(ErrorKind::UnknownKey, &loc, Some(key.to_string()), None, format!("{}; override keys: name, duration, seed, description, link.<key>, link.aqm.<key>, link.policer.<key>, link.shaper.<key>, hosts.<key>, flows.<key>, flows.<i>.<key>, flows.cc_params.<name>", suggestion(k, prefix)))
         };
         let unknown_param = |k: &str| {
             let all: Vec<&str> = catalog.all_params().iter().map(|p| p.name).collect();
@@ -1478,6 +2009,18 @@ impl ScenarioFile {
         let (targets, k): (Vec<Section>, &str) = match parts.as_slice() {
             [k] if known(Section::Top, k) => (vec![Section::Top], k),
             ["link", k] if known(Section::Link, k) => (vec![Section::Link], k),
+            ["link", sub, k] if Sub::of(sub).is_some() => {
+                let sub = Sub::of(sub).unwrap_or(Sub::Aqm);
+                if !known(Section::LinkSub(sub), k) {
+                    let prefix = if sub == Sub::Aqm {
+                        "link.aqm."
+                    } else {
+                        "link.bucket."
+                    };
+                    return Err(unknown(prefix, k));
+                }
+                (vec![Section::LinkSub(sub)], k)
+            }
             ["hosts", k] if known(Section::Hosts, k) => (vec![Section::Hosts], k),
             ["flows", k] if known(Section::Flow(0), k) => {
                 ((0..groups).map(Section::Flow).collect(), k)
@@ -1653,11 +2196,17 @@ fn check_table(
     let prefix = match section {
         Section::Link => "link.",
         Section::Hosts => "hosts.",
+        Section::LinkSub(Sub::Aqm) => "link.aqm.",
+        Section::LinkSub(_) => "link.bucket.",
         _ => "flows.",
     };
     for e in &t.entries {
         if let (Section::Flow(i), CC_PARAMS) = (section, e.key.as_str()) {
             check_cc_params(ctx, i, t, e)?;
+            continue;
+        }
+        if let (Section::Link, Some(sub), RawV::Table(st)) = (section, Sub::of(&e.key), &e.node.v) {
+            check_table(ctx, Section::LinkSub(sub), st, &e.node.loc)?;
             continue;
         }
         match key_kind(section, &e.key, ctx.cat) {
@@ -1674,16 +2223,20 @@ fn check_table(
         }
     }
     let required: &[(&str, &str)] = match section {
+        // A trace gives the rate.
+        Section::Link if t.get("trace").is_some() => &[("rtt", "rtt = \"20ms\"")],
         Section::Link => &[("rate", "rate = \"100mbit\""), ("rtt", "rtt = \"20ms\"")],
         Section::Flow(_) => &[("cc", "cc = \"cubic\"")],
+        Section::LinkSub(Sub::Aqm) => &[("kind", "kind = \"codel\"")],
+        Section::LinkSub(_) => &[("rate", "rate = \"10mbit\"")],
         _ => &[],
     };
     for (k, example) in required {
         if t.get(k).is_none() {
-            let head = if section == Section::Link {
-                "[link]"
-            } else {
-                "this [[flows]] group"
+            let head = match section {
+                Section::Link => "[link]".to_string(),
+                Section::LinkSub(sub) => format!("[link.{}]", sub.key()),
+                _ => "this [[flows]] group".to_string(),
             };
             return Err(ctx.err(
                 ErrorKind::MissingKey,
@@ -1805,7 +2358,7 @@ fn check_value(
 ) -> Result<(), ScenarioError> {
     let q = qualified(section, key);
     match &node.v {
-        RawV::Array(a) => {
+        RawV::Array(a) if sweeps(kind, &node.v) => {
             if !kind.sweepable() {
                 return Err(ctx.err(
                     ErrorKind::WrongType,
@@ -1825,7 +2378,8 @@ fn check_value(
                 ));
             }
             for (i, el) in a.iter().enumerate() {
-                if matches!(el.v, RawV::Array(_) | RawV::Table(_)) {
+                let schedule = kind == Kind::Rate && is_schedule(&el.v);
+                if matches!(el.v, RawV::Array(_) | RawV::Table(_)) && !schedule {
                     return Err(ctx.err(
                         ErrorKind::WrongType,
                         &el.loc,

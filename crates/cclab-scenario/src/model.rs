@@ -317,6 +317,159 @@ impl Default for HostsSpec {
 }
 
 impl LinkSpec {
+    /// The path elements' keys with their resolved values (`link.aqm`, its parameters,
+    /// `link.policer.*`, `link.shaper.*`, the rate schedule or trace, loss unit, jitter,
+    /// reordering, ACK aggregation), in the SI units of [`Scenario::resolved`].
+    pub fn path_values(&self) -> Vec<(String, Value)> {
+        use cclab_path::{AqmDesc, LossUnit, RateDesc};
+        let secs = |ns: u64| Value::from(ns as f64 / 1e9);
+        let mut v: Vec<(String, Value)> = Vec::new();
+        let mut put = |k: &str, x: Value| v.push((k.to_string(), x));
+        match &self.rate_varies {
+            Some(RateDesc::Schedule(steps)) => put(
+                "link.rate_schedule",
+                Value::from(
+                    steps
+                        .iter()
+                        .map(|&(at, r)| serde_json::json!({"at": at as f64 / 1e9, "rate": r}))
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+            Some(RateDesc::Trace(t)) => put("link.trace", Value::from(t.name.clone())),
+            _ => {}
+        }
+        put(
+            "link.loss_unit",
+            Value::from(match self.loss_unit {
+                LossUnit::Segment => "segment",
+                LossUnit::Gso => "gso",
+            }),
+        );
+        put("link.aqm", Value::from(self.aqm.name()));
+        match &self.aqm {
+            AqmDesc::DropTail => {}
+            AqmDesc::Codel(p) => {
+                put("link.aqm.target", secs(p.target_ns));
+                put("link.aqm.interval", secs(p.interval_ns));
+                put("link.aqm.ecn", Value::from(p.ecn));
+            }
+            AqmDesc::FqCodel(p) => {
+                put("link.aqm.target", secs(p.target_ns));
+                put("link.aqm.interval", secs(p.interval_ns));
+                put("link.aqm.ecn", Value::from(p.ecn));
+                put("link.aqm.flows", Value::from(p.flows));
+                put("link.aqm.quantum", Value::from(p.quantum));
+                put("link.aqm.drop_batch", Value::from(p.drop_batch));
+            }
+            AqmDesc::Pie(p) => {
+                put("link.aqm.target", secs(p.target_ns));
+                put("link.aqm.tupdate", secs(p.tupdate_ns));
+                put("link.aqm.alpha", Value::from(p.alpha));
+                put("link.aqm.beta", Value::from(p.beta));
+                put("link.aqm.max_burst", secs(p.max_burst_ns));
+                put("link.aqm.ecn", Value::from(p.ecn));
+                put("link.aqm.bytemode", Value::from(p.bytemode));
+                put(
+                    "link.aqm.dq_rate_estimator",
+                    Value::from(p.dq_rate_estimator),
+                );
+            }
+        }
+        for (name, b) in [("policer", &self.policer), ("shaper", &self.shaper)] {
+            match b {
+                Some(b) => {
+                    put(&format!("link.{name}.rate"), Value::from(b.rate_bps));
+                    put(&format!("link.{name}.burst"), Value::from(b.burst_bytes));
+                }
+                None => put(&format!("link.{name}"), Value::Null),
+            }
+        }
+        put("link.jitter", secs(self.jitter_ns));
+        put("link.reorder", Value::from(self.reorder));
+        put("link.ack_aggregation", secs(self.ack_aggregation_ns));
+        v
+    }
+
+    /// The path elements' keys as scenario text (see [`Scenario::to_toml_string`]): only
+    /// what differs from a plain drop-tail link.
+    fn path_toml(&self, lt: &mut toml::Table) {
+        use cclab_path::{AqmDesc, LossUnit, RateDesc};
+        match &self.rate_varies {
+            Some(RateDesc::Schedule(steps)) => {
+                let list: Vec<toml::Value> = steps
+                    .iter()
+                    .map(|&(at, r)| {
+                        let mut t = toml::Table::new();
+                        t.insert("at".into(), fmt_time(at).into());
+                        t.insert("rate".into(), fmt_rate(r as u64).into());
+                        toml::Value::Table(t)
+                    })
+                    .collect();
+                lt.insert("rate".into(), toml::Value::Array(list));
+            }
+            Some(RateDesc::Trace(t)) => {
+                lt.remove("rate");
+                lt.insert("trace".into(), t.name.clone().into());
+            }
+            _ => {}
+        }
+        if self.loss_unit == LossUnit::Gso {
+            lt.insert("loss_unit".into(), "gso".into());
+        }
+        let mut at = toml::Table::new();
+        at.insert("kind".into(), self.aqm.name().into());
+        let int = |x: u32| toml::Value::Integer(x as i64);
+        match &self.aqm {
+            AqmDesc::DropTail => {}
+            AqmDesc::Codel(p) => {
+                at.insert("target".into(), fmt_time(p.target_ns).into());
+                at.insert("interval".into(), fmt_time(p.interval_ns).into());
+                at.insert("ecn".into(), p.ecn.into());
+            }
+            AqmDesc::FqCodel(p) => {
+                at.insert("target".into(), fmt_time(p.target_ns).into());
+                at.insert("interval".into(), fmt_time(p.interval_ns).into());
+                at.insert("ecn".into(), p.ecn.into());
+                at.insert("flows".into(), int(p.flows));
+                at.insert("quantum".into(), int(p.quantum));
+                at.insert("drop_batch".into(), int(p.drop_batch));
+            }
+            AqmDesc::Pie(p) => {
+                at.insert("target".into(), fmt_time(p.target_ns).into());
+                at.insert("tupdate".into(), fmt_time(p.tupdate_ns).into());
+                at.insert("alpha".into(), int(p.alpha));
+                at.insert("beta".into(), int(p.beta));
+                at.insert("max_burst".into(), fmt_time(p.max_burst_ns).into());
+                at.insert("ecn".into(), p.ecn.into());
+                at.insert("bytemode".into(), p.bytemode.into());
+                at.insert("dq_rate_estimator".into(), p.dq_rate_estimator.into());
+            }
+        }
+        if self.aqm != AqmDesc::DropTail {
+            lt.insert("aqm".into(), toml::Value::Table(at));
+        }
+        for (name, b) in [("policer", &self.policer), ("shaper", &self.shaper)] {
+            if let Some(b) = b {
+                let mut t = toml::Table::new();
+                t.insert("rate".into(), fmt_rate(b.rate_bps as u64).into());
+                t.insert("burst".into(), toml::Value::Integer(b.burst_bytes as i64));
+                lt.insert(name.into(), toml::Value::Table(t));
+            }
+        }
+        if self.jitter_ns > 0 {
+            lt.insert("jitter".into(), fmt_time(self.jitter_ns).into());
+        }
+        if self.reorder {
+            lt.insert("reorder".into(), true.into());
+        }
+        if self.ack_aggregation_ns > 0 {
+            lt.insert(
+                "ack_aggregation".into(),
+                fmt_time(self.ack_aggregation_ns).into(),
+            );
+        }
+    }
+
     /// Wire size of a full data packet: `mss + HEADER_BYTES`.
     pub fn packet_bytes(&self) -> u64 {
         self.mss as u64 + HEADER_BYTES
@@ -501,6 +654,9 @@ impl Scenario {
             "link.ecn_threshold".into(),
             l.ecn_threshold_ns.map(secs).unwrap_or(Value::Null),
         );
+        for (k, v) in l.path_values() {
+            m.insert(k, v);
+        }
         let h = &self.hosts;
         m.insert("hosts.latency".into(), secs(h.latency_ns));
         m.insert("hosts.jitter".into(), secs(h.jitter_ns));
@@ -596,6 +752,7 @@ impl Scenario {
         if let Some(t) = l.ecn_threshold_ns {
             lt.insert("ecn_threshold".into(), fmt_time(t).into());
         }
+        l.path_toml(&mut lt);
         t.insert("link".into(), toml::Value::Table(lt));
         let h = &self.hosts;
         let mut ht = toml::Table::new();

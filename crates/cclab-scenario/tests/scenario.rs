@@ -784,6 +784,13 @@ fn resolved_map_has_every_key() {
             "link.ack_loss",
             "link.mss",
             "link.ecn_threshold",
+            "link.loss_unit",
+            "link.aqm",
+            "link.policer",
+            "link.shaper",
+            "link.jitter",
+            "link.reorder",
+            "link.ack_aggregation",
             "hosts.latency",
             "hosts.jitter",
             "hosts.wake",
@@ -1234,7 +1241,21 @@ fn docs_examples_parse() {
     // when appended to a minimal scenario.
     let (blocks, fragments): (Vec<&str>, Vec<&str>) =
         blocks.into_iter().partition(|b| b.contains("name ="));
-    assert_eq!(blocks.len(), 2, "toml examples in the doc");
+    assert_eq!(blocks.len(), 3, "toml examples in the doc");
+    // The path-element example: FQ-CoDel and a policer, swept over two controllers.
+    let (paths, blocks): (Vec<&str>, Vec<&str>) =
+        blocks.into_iter().partition(|b| b.contains("aqm ="));
+    let pts = load(paths[0]).expand().unwrap();
+    assert_eq!(pts.len(), 2);
+    let l = &pts[0].scenario.link;
+    assert_eq!(l.aqm, cclab_path::AqmDesc::FqCodel(Default::default()));
+    assert_eq!(
+        l.policer,
+        Some(cclab_path::TokenBucket {
+            rate_bps: 10e6,
+            burst_bytes: 65536
+        })
+    );
     for f in fragments {
         let text = format!("name = \"x\"\nduration = \"1s\"\n[link]\nrate = \"1mbit\"\nrtt = \"1ms\"\n[[flows]]\ncc = \"bbr\"\n{f}");
         let pts = load(&text).expand().unwrap();

@@ -28,7 +28,7 @@ use cclab_core::Nanos;
 use cclab_path::{streams, Chain, DelayLine, Departure, Packet, PathDesc, Rng, BOTTLENECK};
 use cclab_results::trace::TraceWriter;
 use cclab_results::{
-    FlowRecord, FlowSeries, Histogram, LinkRecord, RunRecord, RunResult, TimeSeries,
+    DelayBins, FlowRecord, FlowSeries, Histogram, LinkRecord, RunRecord, RunResult, TimeSeries,
 };
 use serde_json::{json, Map, Value};
 
@@ -58,6 +58,9 @@ impl Packet for DataPkt {
     fn set_ce(&mut self) {
         self.seg.ecn = Ecn::Ce;
         self.seg.burst_end = true;
+    }
+    fn flow_key(&self) -> u64 {
+        self.flow as u64 + 1
     }
 }
 
@@ -116,10 +119,11 @@ pub struct Simulation {
     acks: Chain<AckPkt>,
     /// Position of the bottleneck in the data chain.
     bottleneck: usize,
+    /// Queueing delays of each queueing element of the data chain, by position.
+    queue_stats: Vec<Option<QueueStats>>,
     /// Draws the hosts' handling times ([`crate::HostLatency`]).
     host_rng: Rng,
     hosts: HostCpus,
-    queue_hist: Histogram,
     timers: Timers,
     t_s: Vec<f64>,
     link_queue: Vec<f64>,
@@ -132,17 +136,27 @@ pub struct Simulation {
     trace: Option<TraceWriter>,
 }
 
-/// A data packet left element `j` of the path: the bottleneck's departures give the queueing
-/// delay and each flow's bytes through the bottleneck.
+/// The queueing delays of one queueing element: all of them, and their mean per series bin.
+#[derive(Default)]
+struct QueueStats {
+    hist: Histogram,
+    bins: DelayBins,
+}
+
+/// A data packet left element `j` of the path: a queue's departures give its queueing
+/// delays, the bottleneck's each flow's bytes through it.
 fn left_element(
-    queue_hist: &mut Histogram,
+    queues: &mut [Option<QueueStats>],
     flows: &mut [Flow],
     bottleneck: usize,
     j: usize,
     d: &Departure<DataPkt>,
 ) {
+    if let Some(Some(q)) = queues.get_mut(j) {
+        q.hist.record(d.sojourn);
+        q.bins.record(d.sojourn);
+    }
     if j == bottleneck {
-        queue_hist.record(d.sojourn);
         flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
     }
 }
@@ -232,15 +246,20 @@ impl Simulation {
         let n_slots = GLOBAL_SLOTS + PER_FLOW * flows.len();
         let data = path.data_chain();
         let bottleneck = data.position(BOTTLENECK).unwrap_or(0);
+        let mut queue_stats: Vec<Option<QueueStats>> =
+            (0..data.names().len()).map(|_| None).collect();
+        for j in data.queue_positions() {
+            queue_stats[j] = Some(QueueStats::default());
+        }
         let mut sim = Simulation {
             now: 0,
             end,
             data,
             acks: path.ack_chain(),
             bottleneck,
+            queue_stats,
             host_rng: Rng::derive(cfg.seed, streams::HOSTS),
             hosts: HostCpus::new(cfg.host_wake),
-            queue_hist: Histogram::new(),
             timers: Timers::new(n_slots),
             t_s: Vec::new(),
             link_queue: Vec::new(),
@@ -386,7 +405,7 @@ impl Simulation {
     /// Packets leave elements of the data chain; those leaving the path reach their receiver.
     fn data_path_event(&mut self) {
         let now = self.now;
-        let (q, flows, b) = (&mut self.queue_hist, &mut self.flows, self.bottleneck);
+        let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
         self.data
             .pump(now, &mut |j, d| left_element(q, flows, b, j, d));
         self.deliver_outputs();
@@ -557,7 +576,7 @@ impl Simulation {
                 first.seg.retrans,
             );
         }
-        let (q, flows, b) = (&mut self.queue_hist, &mut self.flows, self.bottleneck);
+        let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
         self.data
             .enqueue_burst(now, burst, &mut |j, d| left_element(q, flows, b, j, d));
         self.deliver_outputs();
@@ -577,6 +596,9 @@ impl Simulation {
         let dt = (t - prev).max(1e-9);
         self.t_s.push(t);
         self.link_queue.push(self.data.backlog_bytes() as f64);
+        for q in self.queue_stats.iter_mut().flatten() {
+            q.bins.close();
+        }
         for fl in &mut self.flows {
             let d = fl.receiver.delivered_bytes();
             let tcp = fl.sender.tcp();
@@ -652,15 +674,27 @@ impl Simulation {
             .collect();
         let mut elements = self.data.counters("data.");
         elements.extend(self.acks.counters("ack."));
+        let first_start = self.flows.iter().map(|f| f.start_ns).min().unwrap_or(0);
+        let names = self.data.names();
+        let queue = |j: usize| format!("data.{}", names[j]);
         let link = LinkRecord {
-            rate_bps: self.cfg.link.rate_bps,
+            rate_bps: self.cfg.link.mean_bps(first_start, self.end),
+            queues: self
+                .queue_stats
+                .iter()
+                .enumerate()
+                .filter_map(|(j, q)| q.as_ref().map(|q| (queue(j), q.hist.clone())))
+                .collect(),
             forwarded_pkts: self.data.counter(BOTTLENECK, "forwarded"),
             forwarded_bytes: self.data.counter(BOTTLENECK, "forwarded_bytes"),
             drops_buffer: self.data.counter(BOTTLENECK, "dropped"),
             drops_random: self.data.counter("loss", "dropped"),
             drops_ack: self.acks.counter("loss", "dropped"),
             marks: self.data.counter(BOTTLENECK, "marked"),
-            queue_delay: self.queue_hist.clone(),
+            queue_delay: self.queue_stats[self.bottleneck]
+                .as_ref()
+                .map(|q| q.hist.clone())
+                .unwrap_or_default(),
             elements,
         };
         let series = (self.cfg.series_interval_ns > 0).then(|| TimeSeries {
@@ -668,6 +702,13 @@ impl Simulation {
             t_s: self.t_s.clone(),
             flows: self.flows.iter().map(|f| f.series.clone()).collect(),
             link_queue_bytes: self.link_queue.clone(),
+            queue_delay_ms: self
+                .queue_stats
+                .iter()
+                .enumerate()
+                .filter_map(|(j, q)| q.as_ref().map(|q| (queue(j), q.bins.bins_ms.clone())))
+                .collect(),
+            link_rate_bps: self.cfg.link.rate_series(&self.t_s),
         });
         let mut r = RunRecord {
             seed: self.cfg.seed,

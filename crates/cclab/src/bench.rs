@@ -80,8 +80,36 @@ pub fn cases() -> Vec<Case> {
             },
             target_s: 10.0,
         },
+        Case {
+            // With the next case: FQ-CoDel's cost per packet must not grow with the number
+            // of flows; the fq_codel case must run within 3x of this one.
+            name: "cubic 1gbit 20ms 1000 flows droptail 10s",
+            cfg: thousand_flows(cclab_path::AqmDesc::DropTail),
+            target_s: 10.0,
+        },
+        Case {
+            name: "cubic 1gbit 20ms 1000 flows fq_codel 10s",
+            cfg: thousand_flows(cclab_path::AqmDesc::FqCodel(Default::default())),
+            target_s: 10.0,
+        },
     ]
 }
+
+/// 1000 CUBIC flows on 1 Gbit/s x 20 ms with a 4 BDP buffer under `aqm`, 10 s.
+fn thousand_flows(aqm: cclab_path::AqmDesc) -> SimConfig {
+    let mut c = SimConfig::single("cubic", 1e9, 20 * MS, 4.0, 0.0, 10 * S);
+    c.link.aqm = aqm;
+    let f = c.flows[0].clone();
+    c.flows = vec![f; 1000];
+    c
+}
+
+/// The pairs of cases whose wall times are held to a ratio: (case, reference, at most).
+pub const RATIOS: &[(&str, &str, f64)] = &[(
+    "cubic 1gbit 20ms 1000 flows fq_codel 10s",
+    "cubic 1gbit 20ms 1000 flows droptail 10s",
+    3.0,
+)];
 
 /// Run one case, best of `repeats` wall times.
 pub fn measure(case: &Case, repeats: u32) -> Measured {

@@ -565,6 +565,24 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
         }
         results.push(m);
     }
+    // Cases held to a ratio of another's wall time (FQ-CoDel's cost with many flows).
+    for (case, reference, at_most) in bench::RATIOS {
+        let wall = |n: &str| results.iter().find(|m| m.name == *n).map(|m| m.wall_s);
+        if let (Some(x), Some(r)) = (wall(case), wall(reference)) {
+            let ratio = x / r.max(1e-9);
+            if ratio > *at_most {
+                if let Some(m) = results.iter_mut().find(|m| m.name == *case) {
+                    m.met_target = false;
+                }
+            }
+            if !a.json {
+                println!(
+                    "{case} / {reference}: {ratio:.2}x (at most {at_most}x) {}",
+                    if ratio <= *at_most { "ok" } else { "SLOW" }
+                );
+            }
+        }
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&results).expect("json"));
     }
