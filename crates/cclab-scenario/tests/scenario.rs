@@ -815,7 +815,8 @@ fn resolved_map_has_every_key() {
             "flows.size",
             "flows.rtt_extra",
             "flows.init_cwnd",
-            "flows.ecn"
+            "flows.ecn",
+            "flows.cc_params.lt_bw"
         ]
     );
     assert_eq!(r["duration"], json!(5.0));
@@ -1487,6 +1488,14 @@ fn controller_parameters() {
         assert_eq!(e.key.as_deref(), Some(key), "{m}");
         assert!(m.contains(words) && !m.contains('\n'), "{m}");
     }
+    let reno = BASE.replace(
+        "cc = \"cubic\"",
+        "cc = \"reno\"\ncc_params = { hystart = false }",
+    );
+    let e = ScenarioFile::from_str(&reno, "t.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("reno takes no parameters"), "{e}");
     let bbr = BASE.replace(
         "cc = \"cubic\"",
         "cc = \"bbr\"\ncc_params = { hystart = false }",
@@ -1494,7 +1503,7 @@ fn controller_parameters() {
     let e = ScenarioFile::from_str(&bbr, "t.toml")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("bbr takes no parameters"), "{e}");
+    assert!(e.contains("not a parameter of bbr (parameters: lt_bw)"), "{e}");
     // A sweep of cc and of a parameter only CUBIC has: BBR runs once, without it.
     let mut f = load(BASE);
     f.apply_override("flows.cc=[cubic,bbr]").unwrap();

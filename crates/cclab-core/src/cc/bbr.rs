@@ -90,22 +90,31 @@
 //!   so the sender must not reset cwnd to ssthresh at the end of recovery.
 
 use super::{
-    CaEvent, CaState, CongestionControl, Controller, Params, RateSample, SplitMix64, TcpState,
-    TCP_INFINITE_SSTHRESH,
+    CaEvent, CaState, CongestionControl, Controller, Param, ParamKind, ParamValue, Params,
+    RateSample, SplitMix64, TcpState, TCP_INFINITE_SSTHRESH,
 };
 
-/// BBRv1 in the registry. Linux's `tcp_bbr` has no module parameters, and neither has this.
+/// BBRv1 in the registry. Linux's `tcp_bbr` has no module parameters; this one has a switch
+/// for its long-term (policer) mode, to measure what that mode does.
 pub const CONTROLLER: Controller = Controller {
     name: "bbr",
     aliases: &["bbr1", "bbrv1"],
     title: "BBRv1",
     summary: "BBR version 1 as Linux's net/ipv4/tcp_bbr.c (mainline)",
-    params: &[],
+    params: &[Param {
+        name: "lt_bw",
+        kind: ParamKind::Bool,
+        default: ParamValue::Bool(true),
+        unit: "",
+        help: "detect token-bucket policers and send at their rate (long-term bandwidth mode, bbr_lt_bw_sampling; cclab's switch, Linux has no parameter for it)",
+    }],
     build,
 };
 
-fn build(_: &Params, seed: u64) -> Box<dyn CongestionControl> {
-    Box::new(Bbr::new(seed))
+fn build(p: &Params, seed: u64) -> Box<dyn CongestionControl> {
+    let mut b = Bbr::new(seed);
+    b.lt_enabled = p.bool("lt_bw");
+    Box::new(b)
 }
 use crate::windowed::WindowedFilter;
 
@@ -258,6 +267,8 @@ pub struct Bbr {
     /// Whether a full round has passed at the PROBE_RTT cwnd.
     probe_rtt_round_done: bool,
     /// Whether a long-term sampling interval is open.
+    /// Whether the long-term (policer) mode runs at all (`lt_bw`; always in Linux).
+    lt_enabled: bool,
     lt_is_sampling: bool,
     /// Rounds in the current long-term interval (a 7-bit field in Linux).
     lt_rtt_cnt: u32,
@@ -347,6 +358,7 @@ impl Bbr {
             round_start: false,
             idle_restart: false,
             probe_rtt_round_done: false,
+            lt_enabled: true,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
             lt_use_bw: false,
@@ -739,6 +751,9 @@ impl Bbr {
     /// mean a token-bucket policer. While using the policed rate, count 48 rounds in PROBE_BW
     /// and then go back to normal gain cycling.
     fn lt_bw_sampling(&mut self, tp: &TcpState, rs: &RateSample) {
+        if !self.lt_enabled {
+            return;
+        }
         if self.lt_use_bw {
             if self.mode == Mode::ProbeBw && self.round_start {
                 self.lt_rtt_cnt = (self.lt_rtt_cnt + 1) & 0x7F;
