@@ -146,16 +146,41 @@ pub fn measure(case: &Case, repeats: u32) -> Measured {
     }
 }
 
-/// `cclab bench --kernel`: the cases (label, element mode, delay in ns). 1500-byte packets
-/// are UDP with the delay one way (the data direction); GSO packets are one paced TCP flow
-/// whose super-packets cross the element whole, the delay being the round-trip time.
-pub fn kernel_cases() -> Vec<(&'static str, cclab_kernel::ElementMode, u64)> {
+/// `cclab bench --kernel`: the cases (label, element mode, delay in ns, queue discipline).
+/// 1500-byte packets are UDP with the delay one way (the data direction); GSO packets are one
+/// paced TCP flow whose super-packets cross the element whole, the delay being the
+/// round-trip time. With CoDel and FQ-CoDel the bottleneck runs 5% above the offered rate,
+/// so bunched packets pass through the discipline's queue.
+pub fn kernel_cases() -> Vec<(
+    &'static str,
+    cclab_kernel::ElementMode,
+    u64,
+    cclab_path::AqmDesc,
+)> {
     use cclab_kernel::ElementMode::*;
+    use cclab_path::AqmDesc::*;
     vec![
-        ("1500-byte packets (UDP), 0 ms", Segments, 0),
-        ("1500-byte packets (UDP), 50 ms one way", Segments, 50 * MS),
-        ("GSO packets (TCP), 0 ms RTT", Gso, 0),
-        ("GSO packets (TCP), 50 ms RTT", Gso, 50 * MS),
+        ("1500-byte packets (UDP), 0 ms", Segments, 0, DropTail),
+        (
+            "1500-byte packets (UDP), 50 ms one way",
+            Segments,
+            50 * MS,
+            DropTail,
+        ),
+        (
+            "CoDel, 1500-byte packets (UDP), 50 ms one way",
+            Segments,
+            50 * MS,
+            Codel(Default::default()),
+        ),
+        (
+            "FQ-CoDel, 1500-byte packets (UDP), 50 ms one way",
+            Segments,
+            50 * MS,
+            FqCodel(Default::default()),
+        ),
+        ("GSO packets (TCP), 0 ms RTT", Gso, 0, DropTail),
+        ("GSO packets (TCP), 50 ms RTT", Gso, 50 * MS, DropTail),
     ]
 }
 
@@ -164,11 +189,12 @@ pub fn kernel_case(
     mode: cclab_kernel::ElementMode,
     delay_ns: u64,
     secs: f64,
+    aqm: &cclab_path::AqmDesc,
 ) -> Result<cclab_kernel::Capacity, cclab_kernel::KernelError> {
     let timing = cclab_kernel::ElementTiming::Hybrid;
     match mode {
         cclab_kernel::ElementMode::Segments => {
-            cclab_kernel::capacity_sweep(mode, delay_ns, secs, timing)
+            cclab_kernel::capacity_sweep(mode, delay_ns, secs, timing, aqm)
         }
         cclab_kernel::ElementMode::Gso => {
             cclab_kernel::tcp_capacity_sweep(mode, delay_ns, secs.max(3.0), timing)

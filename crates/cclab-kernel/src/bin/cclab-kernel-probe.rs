@@ -180,7 +180,13 @@ fn main() {
             let mut code = 0;
             for m in modes {
                 for d in [0u64, 50_000_000] {
-                    code = code.max(print_sweep(capacity_sweep(m, d, secs, timing(&args))));
+                    code = code.max(print_sweep(capacity_sweep(
+                        m,
+                        d,
+                        secs,
+                        timing(&args),
+                        &Default::default(),
+                    )));
                 }
             }
             code

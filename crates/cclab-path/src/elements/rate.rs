@@ -309,9 +309,15 @@ impl Rate {
         &self.desc
     }
 
-    /// The run's time zero, in the caller's clock (schedules and traces count from it).
+    /// The run's time zero, in the caller's clock (schedules and traces count from it). It
+    /// may be set again once packets have passed (the kernel lab's element runs before the
+    /// run's clock starts): the schedule or trace then starts over from its beginning at `t0`.
     pub fn set_origin(&mut self, t0: Nanos) {
         self.origin = t0;
+        self.step = 0;
+        self.opp = (0, 0);
+        self.left = 0;
+        self.left_at = 0;
     }
 
     /// The rate at `t`, bits/s (what a GSO packet on the wire has left is estimated with it).
