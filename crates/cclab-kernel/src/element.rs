@@ -1042,6 +1042,11 @@ pub fn run(
         trace_max_end: vec![None; nflows],
         t0: 0,
     };
+    // Until the run's time zero, schedules and traces run from the element's start (the
+    // handshakes see them from their beginning too).
+    let started = sys::now_ns();
+    el.data.start(started);
+    el.acks.start(started);
     // The path's counters when the counting window opened and when it closed.
     let mut base: Option<BTreeMap<String, BTreeMap<String, u64>>> = None;
     let mut final_counters: Option<BTreeMap<String, BTreeMap<String, u64>>> = None;

@@ -61,6 +61,8 @@ enum Kind {
     LossUnit,
     /// `link.trace`: a trace file's path.
     Trace,
+    /// A token bucket's `burst`: a positive size.
+    BucketBurst,
     /// A positive time.
     PosTime,
     /// A whole number in a range.
@@ -85,6 +87,9 @@ const TOP_SCALARS: &[(&str, Kind)] = &[
     ("description", Kind::Description),
 ];
 const TOP_TABLES: &[&str] = &["link", "hosts", "flows", "reference"];
+/// The largest trace file `link.trace` reads, bytes (a 10 Gbit/s trace of 10 minutes).
+const MAX_TRACE_BYTES: u64 = 256 << 20;
+
 /// Queue disciplines `link.aqm` may name.
 pub const AQM_NAMES: &[&str] = &["droptail", "codel", "fq_codel", "pie"];
 /// Units of random loss (`link.loss_unit`).
@@ -134,7 +139,7 @@ const AQM_KEYS: &[(&str, Kind)] = &[
     ("dq_rate_estimator", Kind::Bool),
 ];
 /// Keys of a `[link.policer]` or `[link.shaper]` table.
-const BUCKET_KEYS: &[(&str, Kind)] = &[("rate", Kind::Rate), ("burst", Kind::Size)];
+const BUCKET_KEYS: &[(&str, Kind)] = &[("rate", Kind::Rate), ("burst", Kind::BucketBurst)];
 
 /// The `[link.aqm]` parameters each discipline takes.
 pub fn aqm_params(kind: &str) -> &'static [&'static str] {
@@ -631,7 +636,7 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
             };
             spec.check(pv).map(Val::Param).map_err(|m| (BadValue, m))
         }
-        Kind::Size => {
+        Kind::Size | Kind::BucketBurst => {
             let n = match v {
                 RawV::Str(s) => units::parse_size(s).map_err(|m| (BadValue, m))?,
                 RawV::Int(i) if *i >= 0 => *i as u64,
@@ -639,10 +644,12 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
                 _ => return wrong("a size like \"25mb\" or a whole number of bytes"),
             };
             if n == 0 {
-                return Err((
-                    BadValue,
-                    "size must be positive (leave size out for a bulk flow)".into(),
-                ));
+                let fix = if kind == Kind::BucketBurst {
+                    "a burst must hold at least one packet (leave burst out for the default)"
+                } else {
+                    "size must be positive (leave size out for a bulk flow)"
+                };
+                return Err((BadValue, fix.into()));
             }
             Ok(Val::Bytes(n))
         }
@@ -889,6 +896,11 @@ impl MatrixPoint {
         self.scenario.resolved()
     }
 }
+
+/// The traces one `expand` has read, by path: each file is read and parsed once, and every
+/// matrix point that runs it shares the one copy.
+type TraceCache =
+    std::cell::RefCell<Vec<(std::path::PathBuf, std::sync::Arc<cclab_path::TraceDesc>)>>;
 
 /// One swept key: where it is and how many values it has.
 struct Axis {
@@ -1322,6 +1334,7 @@ impl ScenarioFile {
             .get("reference")
             .map(|e| std::sync::Arc::new(raw::to_json(&e.node.v)));
         let mut points = Vec::with_capacity(total);
+        let traces = TraceCache::default();
         let mut choice = vec![0usize; axes.len()];
         for index in 0..total {
             // Mixed-radix digits of `index`, last axis fastest.
@@ -1387,7 +1400,7 @@ impl ScenarioFile {
                 }
             }
             let scenario = self
-                .build(&ctx, &pick, reference.clone())
+                .build(&ctx, &pick, reference.clone(), &traces)
                 .map_err(|mut e| {
                     if !params.is_empty() && e.kind == ErrorKind::Inconsistent {
                         let label = label_of(&params);
@@ -1427,6 +1440,7 @@ impl ScenarioFile {
         ctx: &Ctx<'_>,
         pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
         reference: Option<std::sync::Arc<Value>>,
+        traces: &TraceCache,
     ) -> Result<Scenario, ScenarioError> {
         let get = |section: Section, key: &str| -> Result<Option<(Val, &Node)>, ScenarioError> {
             let Some(n) = pick(section, key) else {
@@ -1480,7 +1494,7 @@ impl ScenarioFile {
         };
         // The rate: fixed, a schedule, or a trace (which a --set trace puts in place of the
         // file's rate).
-        let trace = self.trace(ctx, pick)?;
+        let trace = self.trace(ctx, pick, traces)?;
         let rate_val = if trace.is_some() {
             None
         } else {
@@ -1515,7 +1529,22 @@ impl ScenarioFile {
             let ss = Section::LinkSub(sub);
             let (rate, burst) = match pick(sl, sub.key()).map(|n| &n.v) {
                 None => return Ok(None),
-                Some(RawV::Table(_)) => (n(get(ss, "rate")?), n(get(ss, "burst")?)),
+                Some(RawV::Table(_)) => {
+                    let rate = get(ss, "rate")?;
+                    if let Some((Val::Schedule(_), node)) = &rate {
+                        return Err(ctx.err(
+                            ErrorKind::BadValue,
+                            &node.loc,
+                            Some(qualified(ss, "rate")),
+                            Some(&node.v),
+                            format!(
+                                "a {} has one rate, not a schedule (e.g. rate = \"10mbit\"; a schedule is for link.rate)",
+                                sub.key()
+                            ),
+                        ));
+                    }
+                    (n(rate), n(get(ss, "burst")?))
+                }
                 Some(_) => (n(get(sl, sub.key())?), None),
             };
             let Some(rate) = rate else {
@@ -1731,42 +1760,7 @@ impl ScenarioFile {
             Some(Val::Str(s)) => s,
             _ => "droptail".into(),
         };
-        // A parameter the discipline does not take is an error, unless the table sweeps the
-        // discipline (then each run takes its own).
-        let kind_swept = matches!(
-            self.section(sa)
-                .and_then(|t| t.get("kind"))
-                .map(|e| &e.node.v),
-            Some(RawV::Array(_))
-        );
-        if let (Some(t), false) = (self.section(sa), kind_swept) {
-            for e in &t.entries {
-                if e.key != "kind" && !aqm_params(&name).contains(&e.key.as_str()) {
-                    let takes = aqm_params(&name);
-                    let others: Vec<&str> = AQM_NAMES
-                        .iter()
-                        .copied()
-                        .filter(|k| aqm_params(k).contains(&e.key.as_str()))
-                        .collect();
-                    return Err(ctx.err(
-                        ErrorKind::Inconsistent,
-                        &e.key_loc,
-                        Some(qualified(sa, &e.key)),
-                        None,
-                        format!(
-                            "{name} has no parameter {} ({name} takes: {}; {} takes it)",
-                            e.key,
-                            if takes.is_empty() {
-                                "none".to_string()
-                            } else {
-                                takes.join(", ")
-                            },
-                            others.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
+        // (A parameter the discipline does not take was refused by `check_aqm_params`.)
         let t = |k: &str, d: u64| -> Result<u64, ScenarioError> {
             Ok(match val(sa, k)? {
                 Some(Val::Ns(x) | Val::Int(x)) => x,
@@ -1819,11 +1813,12 @@ impl ScenarioFile {
     /// The trace `link.trace` names at the matrix point `pick` describes, read and checked. A
     /// path in the file is relative to the file's folder; one given with `--set`, to the
     /// current directory. A trace given in the file beside a rate is an error (a `--set`
-    /// trace replaces the file's rate).
+    /// trace replaces the file's rate, and a `--set` rate the file's trace).
     fn trace<'a>(
         &'a self,
         ctx: &Ctx<'_>,
         pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+        traces: &TraceCache,
     ) -> Result<Option<std::sync::Arc<cclab_path::TraceDesc>>, ScenarioError> {
         let Some(node) = pick(Section::Link, "trace") else {
             return Ok(None);
@@ -1847,21 +1842,47 @@ impl ScenarioFile {
             (Loc::File { .. }, Some(d)) if !std::path::Path::new(p).is_absolute() => d.join(p),
             _ => std::path::PathBuf::from(p),
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        if let Some((_, t)) = traces.borrow().iter().find(|(q, _)| *q == path) {
+            return Ok(Some(t.clone()));
+        }
+        let relative_to = match (&node.loc, &self.dir) {
+            (Loc::File { .. }, Some(_)) => "a path in a scenario file is relative to its folder",
+            (Loc::File { .. }, None) => "this scenario was not read from a file, so the path is relative to the current directory",
+            (Loc::Set(_), _) => "a path given with --set is relative to the current directory",
+        };
+        let bad = |m: String| {
             ctx.err(
                 ErrorKind::BadValue,
                 &node.loc,
                 key.clone(),
                 Some(&node.v),
-                format!(
-                    "cannot read trace file {}: {e} (a path in a scenario file is relative to its folder; traces ship under scenarios/traces/)",
-                    path.display()
-                ),
+                m,
             )
-        })?;
-        let t = cclab_path::TraceDesc::parse(&path.display().to_string(), &text)
+        };
+        let cannot = |e: std::io::Error| {
+            bad(format!(
+                "cannot read trace file {}: {e} ({relative_to}; traces ship under scenarios/traces/)",
+                path.display()
+            ))
+        };
+        // A regular file of sane size (not a device or a pipe that never ends).
+        let meta = std::fs::metadata(&path).map_err(cannot)?;
+        if !meta.is_file() || meta.len() > MAX_TRACE_BYTES {
+            return Err(bad(format!(
+                "{} is not a trace file: a trace is a regular file of at most {} MB",
+                path.display(),
+                MAX_TRACE_BYTES >> 20
+            )));
+        }
+        let text = std::fs::read_to_string(&path).map_err(cannot)?;
+        // Named by its absolute path, so a scenario written out next to results (and its
+        // results' resolved values) still finds it from anywhere.
+        let name = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let t = cclab_path::TraceDesc::parse(&name.display().to_string(), &text)
             .map_err(|m| ctx.err(ErrorKind::BadValue, &node.loc, key, Some(&node.v), m))?;
-        Ok(Some(std::sync::Arc::new(t)))
+        let t = std::sync::Arc::new(t);
+        traces.borrow_mut().push((path, t.clone()));
+        Ok(Some(t))
     }
 
     fn section_loc(&self, s: Section) -> Loc {
@@ -1952,7 +1973,7 @@ impl ScenarioFile {
     /// `hosts.<key>`, `flows.<key>` (every flow group), `flows.<i>.<key>` (group i, 0-based),
     /// `flows.cc_params.<name>` (every group whose controller has the parameter) and
     /// `flows.<i>.cc_params.<name>`. A key the file lacks is added at the end of its table.
-    /// On error the file is left unchanged.
+    /// `link.rate` and `link.trace` replace each other. On error the file is left unchanged.
     pub fn apply_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
         let loc = Loc::Set(Rc::from(spec));
         let origin = self.origin.clone();
@@ -2072,6 +2093,17 @@ impl ScenarioFile {
             _ => return Err(unknown("", parts.last().copied().unwrap_or(key))),
         };
         let before = self.root.clone();
+        // The rate and the trace each give the bottleneck's rate: setting one replaces the other.
+        let replaces = match (targets.as_slice(), k) {
+            ([Section::Link], "rate") => Some("trace"),
+            ([Section::Link], "trace") => Some("rate"),
+            _ => None,
+        };
+        if let Some(other) = replaces {
+            if let Some(RawV::Table(t)) = self.root.get_mut("link").map(|e| &mut e.node.v) {
+                t.entries.retain(|e| e.key != other);
+            }
+        }
         for section in targets {
             match self.table_mut(section, &loc) {
                 Some(t) => t.set(k, parsed.clone()),
@@ -2246,6 +2278,76 @@ fn check_table(
                 format!("missing required key (add e.g. {example} to {head})"),
             ));
         }
+    }
+    if section == Section::LinkSub(Sub::Aqm) {
+        check_aqm_params(ctx, t)?;
+    }
+    Ok(())
+}
+
+/// Checks that each parameter of a `[link.aqm]` table is one its discipline takes, or, when the
+/// table sweeps `kind`, one that at least one of its disciplines takes (each run takes its own).
+/// It depends on the file alone, so it is checked once, not at every matrix point.
+fn check_aqm_params(ctx: &Ctx<'_>, t: &Table) -> Result<(), ScenarioError> {
+    let sa = Section::LinkSub(Sub::Aqm);
+    let name = |n: &Node| match parse_val(Kind::AqmName, &n.v, ctx.cat) {
+        Ok(Val::Str(s)) => Some(s),
+        _ => None,
+    };
+    let (kinds, swept): (Vec<String>, bool) = match t.get("kind").map(|e| &e.node) {
+        Some(Node {
+            v: RawV::Array(a), ..
+        }) => {
+            let mut v: Vec<String> = Vec::new();
+            for k in a.iter().filter_map(name) {
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+            (v, true)
+        }
+        Some(n) => (name(n).into_iter().collect(), false),
+        None => return Ok(()),
+    };
+    for e in &t.entries {
+        let k = e.key.as_str();
+        if k == "kind" || kinds.iter().any(|n| aqm_params(n).contains(&k)) {
+            continue;
+        }
+        let others: Vec<&str> = AQM_NAMES
+            .iter()
+            .copied()
+            .filter(|n| aqm_params(n).contains(&k))
+            .collect();
+        let who = match others.as_slice() {
+            [one] => format!("{one} takes it"),
+            [init @ .., last] => format!("{} and {last} take it", init.join(", ")),
+            [] => "no discipline takes it".to_string(),
+        };
+        let msg = match (swept, kinds.first()) {
+            (false, Some(name)) => {
+                let takes = aqm_params(name);
+                format!(
+                    "{name} has no parameter {k} ({name} takes: {}; {who})",
+                    if takes.is_empty() {
+                        "none".to_string()
+                    } else {
+                        takes.join(", ")
+                    },
+                )
+            }
+            _ => format!(
+                "none of the swept kinds ({}) has a parameter {k} ({who})",
+                kinds.join(", "),
+            ),
+        };
+        return Err(ctx.err(
+            ErrorKind::Inconsistent,
+            &e.key_loc,
+            Some(qualified(sa, k)),
+            None,
+            msg,
+        ));
     }
     Ok(())
 }

@@ -331,7 +331,9 @@ impl LinkSpec {
                 Value::from(
                     steps
                         .iter()
-                        .map(|&(at, r)| serde_json::json!({"at": at as f64 / 1e9, "rate": r}))
+                        .map(
+                            |&(at, r)| serde_json::json!({"at": at as f64 / 1e9, "rate": r as u64}),
+                        )
                         .collect::<Vec<_>>(),
                 ),
             ),
@@ -378,7 +380,8 @@ impl LinkSpec {
         for (name, b) in [("policer", &self.policer), ("shaper", &self.shaper)] {
             match b {
                 Some(b) => {
-                    put(&format!("link.{name}.rate"), Value::from(b.rate_bps));
+                    // Whole bit/s, as `link.rate` and the params of a swept rate.
+                    put(&format!("link.{name}.rate"), Value::from(b.rate_bps as u64));
                     put(&format!("link.{name}.burst"), Value::from(b.burst_bytes));
                 }
                 None => put(&format!("link.{name}"), Value::Null),
@@ -452,7 +455,7 @@ impl LinkSpec {
             if let Some(b) = b {
                 let mut t = toml::Table::new();
                 t.insert("rate".into(), fmt_rate(b.rate_bps as u64).into());
-                t.insert("burst".into(), toml::Value::Integer(b.burst_bytes as i64));
+                t.insert("burst".into(), fmt_size(b.burst_bytes).into());
                 lt.insert(name.into(), toml::Value::Table(t));
             }
         }

@@ -4,7 +4,10 @@
 //! does not say which file or key was wrong, and a message spread over several lines breaks
 //! the one-line-per-error output of the CLI and its logs.
 //!
-//! Every `*.toml` under `scenarios/` is mutated in many deterministic ways: random byte flips,
+//! Every `*.toml` under `scenarios/`, and a few generated scenarios that use every path key of
+//! `[link]` in each of its forms (`[link.aqm]`, `[link.policer]` and `[link.shaper]` tables, inline
+//! tables, bare names and rates, rate schedules, a Mahimahi trace written to a temp folder, and
+//! sweeps of them), is mutated in many deterministic ways: random byte flips,
 //! insertions and deletions; truncation; values of the wrong type; huge, negative and odd
 //! numbers; long lists that blow up the matrix; hostile keys; and `--set` overrides with the
 //! same values. Each mutant is loaded, overridden and expanded. Every outcome must be `Ok` or
@@ -309,6 +312,32 @@ const SET_KEYS: &[&str] = &[
     "flows.0.cc_params",
 ];
 
+/// `--set` keys of the path elements of `[link]` (and near misses); the first
+/// [`REAL_PATH_SET_KEYS`] are real keys.
+const PATH_SET_KEYS: &[&str] = &[
+    "link.aqm",
+    "link.aqm.kind",
+    "link.aqm.target",
+    "link.aqm.interval",
+    "link.aqm.flows",
+    "link.aqm.tupdate",
+    "link.aqm.ecn",
+    "link.policer",
+    "link.policer.burst",
+    "link.shaper.rate",
+    "link.trace",
+    "link.loss_unit",
+    "link.jitter",
+    "link.reorder",
+    "link.ack_aggregation",
+    "link.aqm.bogus",
+    "link.policer.rate.deep",
+    "link.shaper.0",
+];
+
+/// The first this many of [`PATH_SET_KEYS`] are real keys.
+const REAL_PATH_SET_KEYS: usize = 15;
+
 /// Whole `--set` texts that are malformed on their own.
 const BAD_SETS: &[&str] = &[
     "",
@@ -349,6 +378,27 @@ const SET_VALUES: &[&str] = &[
     "1%%",
     "=",
     "a b c",
+];
+
+/// Values for the `--set` path keys ([`PATH_SET_KEYS`]), besides trace paths and a sample of
+/// the hostile values (every hostile value reaches each path key in the generated files).
+const PATH_SET_VALUES: &[&str] = &[
+    "codel",
+    "fq_codel",
+    "[droptail, codel, fq_codel, pie]",
+    "[codel, red]",
+    "10ms",
+    "64kb",
+    "gso",
+    "{kind=\"pie\", alpha=3}",
+    "{kind=\"codel\", flows=16}",
+    "{rate=\"10mbit\", burst=\"1kb\"}",
+    "{burst=\"64kb\"}",
+    "[{at=\"0s\",rate=\"100mbit\"},{at=\"5s\",rate=\"20mbit\"}]",
+    "[{at=\"1s\",rate=\"1mbit\"}]",
+    "[{at=\"0s\"}]",
+    "[[{at=\"0s\",rate=\"1mbit\"}], 2mbit]",
+    "missing.trace",
 ];
 
 /// Nested value deeper than any sane limit.
@@ -416,6 +466,12 @@ const TOKENS: &[&str] = &[
     "\n[flows]\n",
     "\ncc = \"bbr\"\n",
     "\nrate = [\"1mbit\", \"2mbit\"]\n",
+    "\n[link.aqm]\n",
+    "\n[link.policer]\n",
+    "\n[[link.rate]]\n",
+    "\naqm = \"fq_codel\"\n",
+    "\nkind = [\"codel\", \"pie\"]\n",
+    "{at = \"0s\", rate = \"1mbit\"}",
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -550,7 +606,15 @@ fn expand_and_check(
             format!("{len} points"),
         ));
     }
-    if points.len() != len || len == 0 {
+    // A parameter swept beside a swept controller or discipline (`cc_params`, `[link.aqm]`)
+    // makes runs of its own only for those that take it: then there are fewer points than
+    // the product of the list lengths, never more, and never none.
+    let conditional = file
+        .sweep_keys()
+        .iter()
+        .any(|k| k.contains("cc_params.") || (k.starts_with("link.aqm.") && k != "link.aqm.kind"));
+    if len == 0 || points.is_empty() || points.len() > len || (!conditional && points.len() != len)
+    {
         return Err(problem(
             "expand gave a different number of points than matrix_len",
             format!("matrix_len {len}, expand {}", points.len()),
@@ -577,7 +641,8 @@ fn expand_and_check(
             ));
         }
     }
-    let mut picks = vec![0, len / 2, len - 1];
+    let n = points.len();
+    let mut picks = vec![0, n / 2, n - 1];
     picks.dedup();
     for i in picks {
         let p = &points[i];
@@ -1060,8 +1125,16 @@ fn long_list(value: &str, n: usize) -> String {
         if let Some(s) = first.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
             let unit = s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
             if unit.len() == s.len() {
-                // Not a number: cycle through valid congestion controls.
-                format!("\"{}\"", ["reno", "cubic", "bbr"][i % 3])
+                // Not a number: cycle through valid names of the same kind (queue
+                // disciplines, loss units or congestion controls).
+                let names: &[&str] = if AQM_NAMES.contains(&s) {
+                    &AQM_NAMES
+                } else if s == "segment" || s == "gso" {
+                    &["segment", "gso"]
+                } else {
+                    &["reno", "cubic", "bbr"]
+                };
+                format!("\"{}\"", names[i % names.len()])
             } else if unit == "%" {
                 format!("\"{}%\"", i as f64 / 100.0)
             } else {
@@ -1077,13 +1150,22 @@ fn long_list(value: &str, n: usize) -> String {
     format!("[{}]", items.join(", "))
 }
 
+/// Queue disciplines `link.aqm` names.
+const AQM_NAMES: [&str; 4] = ["droptail", "codel", "fq_codel", "pie"];
+
 /// A bare-word list for `--set key=[...]` of `n` values that suit `key`.
 fn long_set_list(key: &str, n: usize) -> String {
     let last = key.rsplit('.').next().unwrap_or(key);
     let items: Vec<String> = (1..=n)
         .map(|i| match last {
             "rate" => format!("{i}mbit"),
-            "rtt" | "start" | "rtt_extra" => format!("{i}ms"),
+            "rtt" | "start" | "rtt_extra" | "target" | "interval" | "tupdate" | "jitter"
+            | "ack_aggregation" => format!("{i}ms"),
+            "aqm" | "kind" => AQM_NAMES[i % AQM_NAMES.len()].to_string(),
+            "policer" => format!("{i}mbit"),
+            "burst" => format!("{}kb", i + 1),
+            "loss_unit" => ["segment", "gso"][i % 2].to_string(),
+            "reorder" | "ecn" => (i % 2 == 0).to_string(),
             "host_latency" | "host_jitter" => format!("{i}us"),
             "buffer" => format!("{i}pkt"),
             "loss" | "ack_loss" => format!("{}%", i as f64 / 100.0),
@@ -1128,8 +1210,16 @@ fn toml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every mutant of one file.
-fn mutate_file(fuzz: &mut Fuzz, name: &str, text: &str, rng: &mut Rng, nth: usize) {
+/// Every mutant of one file. `trace_values` are `--set link.trace` values (paths of real
+/// trace files, good and bad).
+fn mutate_file(
+    fuzz: &mut Fuzz,
+    name: &str,
+    text: &str,
+    rng: &mut Rng,
+    nth: usize,
+    trace_values: &[String],
+) {
     let hostile = hostile_values();
     // The costliest mutants are made for one file in six, in turn.
     let turn = nth % 6;
@@ -1236,6 +1326,14 @@ fn mutate_file(fuzz: &mut Fuzz, name: &str, text: &str, rng: &mut Rng, nth: usiz
         .cloned()
         .chain(SET_VALUES.iter().map(|s| s.to_string()))
         .collect();
+    let path_values: Vec<String> = PATH_SET_VALUES
+        .iter()
+        .map(|s| s.to_string())
+        .chain(trace_values.iter().cloned())
+        .chain(hostile.iter().step_by(8).cloned())
+        .collect();
+    let set_keys: Vec<&str> = SET_KEYS.iter().chain(PATH_SET_KEYS).copied().collect();
+    let all_values: Vec<String> = set_values.iter().chain(&path_values).cloned().collect();
     let with_sets = |sets: Vec<String>| Case {
         text: text.to_string(),
         sets,
@@ -1243,10 +1341,12 @@ fn mutate_file(fuzz: &mut Fuzz, name: &str, text: &str, rng: &mut Rng, nth: usiz
     // Every key with every value on a few files (one with two flow groups among them), a
     // random sample of the pairs on the others: override handling hardly depends on the file.
     let groups = text.matches("[[flows]]").count();
-    for k in SET_KEYS {
-        for v in &set_values {
-            if turn == 0 || groups > 1 || rng.below(8) == 0 {
-                fuzz.check(name, with_sets(vec![format!("{k}={v}")]));
+    for (keys, values) in [(SET_KEYS, &set_values), (PATH_SET_KEYS, &path_values)] {
+        for k in keys {
+            for v in values {
+                if turn == 0 || groups > 1 || rng.below(8) == 0 {
+                    fuzz.check(name, with_sets(vec![format!("{k}={v}")]));
+                }
             }
         }
     }
@@ -1268,6 +1368,12 @@ fn mutate_file(fuzz: &mut Fuzz, name: &str, text: &str, rng: &mut Rng, nth: usiz
             format!("seed={}", long_set_list("seed", 1000)),
         ]),
     );
+    // A long list on a path key, over a file's own path keys or none.
+    let k = rng.pick(&PATH_SET_KEYS[..REAL_PATH_SET_KEYS]);
+    fuzz.check(
+        name,
+        with_sets(vec![format!("{k}={}", long_set_list(k, 1000))]),
+    );
     if turn == 1 {
         let k = rng.pick(&SET_KEYS[..REAL_SET_KEYS]);
         fuzz.check(
@@ -1283,11 +1389,162 @@ fn mutate_file(fuzz: &mut Fuzz, name: &str, text: &str, rng: &mut Rng, nth: usiz
         let sets = (0..2 + rng.below(3))
             .map(|_| match rng.below(4) {
                 0 => rng.pick(BAD_SETS).to_string(),
-                _ => format!("{}={}", rng.pick(SET_KEYS), rng.pick(&set_values)),
+                _ => format!("{}={}", rng.pick(&set_keys), rng.pick(&all_values)),
             })
             .collect();
         fuzz.check(name, with_sets(sets));
     }
+}
+
+/// A folder of its own under the system's temp dir, removed when dropped (also when the test
+/// fails).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("cclab-mutate-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        TempDir(p)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        p.display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `text` with each relative `trace = "path"` made absolute against `dir` (a path in a file
+/// is relative to the file's folder, and mutants are loaded from text, which has none), or
+/// replaced by `with` when given.
+fn absolute_traces(text: &str, dir: &Path, with: Option<&str>) -> String {
+    let mut out = text.to_string();
+    for l in value_lines(text) {
+        let quoted = l.value.strip_prefix('"').and_then(|v| v.split_once('"'));
+        match (l.key.as_str(), quoted) {
+            ("trace", Some((path, rest))) if !Path::new(path).is_absolute() => {
+                let abs = with.map_or_else(|| dir.join(path).display().to_string(), String::from);
+                let with = format!("{} = {}{rest}", l.key, toml_str(&abs));
+                out = replace_line(&out, l.index, &with);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `s` as a TOML basic string.
+fn toml_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Scenarios that use every path key of `[link]` in each of its forms (no file under
+/// `scenarios/` has them all): tables with every parameter, inline tables, bare names and
+/// rates, a rate schedule as a list of inline tables and as `[[link.rate]]`, a trace (a real
+/// file at the absolute path `trace`), and sweeps of each, with parameters that apply to only
+/// some of the swept disciplines. Each is one flow group with a small matrix, so the override
+/// pass costs what a real file's does.
+fn generated_scenarios(trace: &str) -> Vec<(String, String)> {
+    let tables = format!(
+        r#"name = "gen-path-tables"
+description = "Generated: every path key, in table form, over a trace"
+duration = "10s"
+seed = 3
+[link]
+trace = {}
+rtt = "40ms"
+buffer = "2bdp"
+loss = "0.5%"
+loss_burst = 2
+loss_unit = "gso"
+jitter = "1ms"
+reorder = true
+ack_aggregation = "2ms"
+[link.aqm]
+kind = "pie"
+target = "20ms"
+tupdate = "30ms"
+alpha = 3
+beta = 25
+max_burst = "100ms"
+ecn = false
+bytemode = true
+dq_rate_estimator = true
+[link.policer]
+rate = "10mbit"
+burst = "100kb"
+[link.shaper]
+rate = "20mbit"
+burst = 3000
+[[flows]]
+cc = ["cubic", "bbr"]
+"#,
+        toml_str(trace)
+    );
+    let sweeps = r#"name = "gen-path-sweeps"
+duration = "10s"
+[link]
+rate = [{at = "0s", rate = "100mbit"}, {at = "2s", rate = "20mbit"}]
+rtt = "20ms"
+loss = "1%"
+loss_unit = ["segment", "gso"]
+policer = "50mbit"
+[link.aqm]
+kind = ["codel", "fq_codel", "pie"]
+target = ["5ms", "10ms"]
+interval = ["50ms", "100ms"]
+flows = 64
+tupdate = "15ms"
+[link.shaper]
+rate = "30mbit"
+burst = ["2kb", "64kb"]
+[[flows]]
+cc = "cubic"
+"#;
+    let inline = r#"name = "gen-path-inline"
+duration = "5s"
+[link]
+rtt = "10ms"
+buffer = "100pkt"
+aqm = { kind = "fq_codel", flows = 16, quantum = 3028, drop_batch = 8, ecn = false }
+policer = { rate = "1gbit" }
+shaper = "500mbit"
+jitter = ["0s", "200us"]
+ack_aggregation = "1ms"
+[[link.rate]]
+at = "0s"
+rate = "1gbit"
+[[link.rate]]
+at = "1s"
+rate = "200mbit"
+[[flows]]
+cc = "reno"
+count = 2
+"#;
+    let bare = r#"name = "gen-path-bare"
+duration = "5s"
+[link]
+rate = [[{at = "0s", rate = "10mbit"}, {at = "1s", rate = "5mbit"}], "20mbit"]
+rtt = "30ms"
+aqm = ["droptail", "codel", "fq_codel", "pie"]
+policer = ["10mbit", "20mbit"]
+reorder = false
+[[flows]]
+cc = "bbr"
+"#;
+    vec![
+        ("(generated) path-tables.toml".into(), tables),
+        ("(generated) path-sweeps.toml".into(), sweeps.into()),
+        ("(generated) path-inline.toml".into(), inline.into()),
+        ("(generated) path-bare.toml".into(), bare.into()),
+    ]
 }
 
 #[test]
@@ -1312,25 +1569,68 @@ fn mutated_scenario_files_give_one_line_errors_and_never_panic() {
         }
     }));
 
+    // Traces for `link.trace`: a good one, one with a bad line, and one that is empty.
+    let traces = TempDir::new("traces");
+    let good = traces.write("good.trace", "0\n1\n1\n3\n4\n\n7\n9\n10\n");
+    let bad = traces.write("bad.trace", "1\n2\n2.5\n4\n");
+    let empty = traces.write("empty.trace", "\n");
+    let trace_values = vec![good.clone(), bad, empty, traces.0.display().to_string()];
+    let generated = generated_scenarios(&good);
+
     let mut rng = Rng(0x5EED_CC1A_B5CE_7A10);
     let mut fuzz = Fuzz::default();
     let mut unloadable = Vec::new();
-    for (nth, path) in files.iter().enumerate() {
-        let name = path
-            .strip_prefix(&root)
-            .unwrap_or(path)
-            .display()
-            .to_string();
+    let real = files.iter().map(|path| {
+        let name = format!(
+            "scenarios/{}",
+            path.strip_prefix(&root).unwrap_or(path).display()
+        );
         let text = std::fs::read_to_string(path)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-        let loaded = match ScenarioFile::from_str(&text, &name) {
+        let dir = path.parent().unwrap_or(&root);
+        (
+            name,
+            absolute_traces(&text, dir, None),
+            absolute_traces(&text, dir, Some(&good)),
+        )
+    });
+    let all: Vec<(String, String, String)> = real
+        .chain(
+            generated
+                .iter()
+                .map(|(n, t)| (n.clone(), t.clone(), t.clone())),
+        )
+        .collect();
+    for (nth, (name, text, small)) in all.iter().enumerate() {
+        // A file with a trace of its own (they run to tens of thousands of lines) is mutated
+        // with the small one, so each case stays cheap; with its own, it is loaded as it is
+        // and swept over 1000 seeds (its points must share one copy of the trace).
+        if small != text {
+            fuzz.check(name, Case::text(text.clone()));
+            fuzz.check(
+                name,
+                Case {
+                    text: text.clone(),
+                    sets: vec![format!("seed={}", long_set_list("seed", 1000))],
+                },
+            );
+        }
+        let text = small;
+        let loaded = match ScenarioFile::from_str(text, name) {
             Ok(f) => f.expand().err(),
             Err(e) => Some(e),
         };
         if let Some(e) = loaded {
             unloadable.push(e.to_string());
         }
-        mutate_file(&mut fuzz, &name, &text, &mut rng, nth);
+        mutate_file(&mut fuzz, name, text, &mut rng, nth, &trace_values);
+    }
+    // The generated scenarios are the only ones with some of the keys: they must load.
+    for (name, _) in &generated {
+        assert!(
+            !unloadable.iter().any(|u| u.starts_with(name.as_str())),
+            "a generated scenario does not load: {unloadable:#?}"
+        );
     }
     check_parse_is_linear(&mut fuzz);
     let run_time = t0.elapsed();
@@ -1347,7 +1647,7 @@ fn mutated_scenario_files_give_one_line_errors_and_never_panic() {
             shrink(&f.case, sig, &f.detail)
         };
         report.push_str(&format!(
-            "\n=== {sig}\n    {} case(s); smallest from scenarios/{}\n    input text: {}\n",
+            "\n=== {sig}\n    {} case(s); smallest from {}\n    input text: {}\n",
             f.count,
             f.file,
             clip(&format!("{:?}", small.text), 2000)
@@ -1365,10 +1665,11 @@ fn mutated_scenario_files_give_one_line_errors_and_never_panic() {
 
     let st = &fuzz.stats;
     eprintln!(
-        "mutate: {} files, {} cases in {:.1?} (slowest case {:.1?} in {}, largest {} MiB in {}); \
+        "mutate: {} files ({} generated), {} cases in {:.1?} (slowest case {:.1?} in {}, largest {} MiB in {}); \
          loaded {}, load errors {}; overrides applied {}, rejected {}; expanded {} ({} points), \
          expand errors {}; round trips {}; at most {} KiB per matrix point",
-        files.len(),
+        all.len(),
+        generated.len(),
         fuzz.cases,
         run_time,
         fuzz.slowest.0,

@@ -1503,7 +1503,10 @@ fn controller_parameters() {
     let e = ScenarioFile::from_str(&bbr, "t.toml")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("not a parameter of bbr (parameters: lt_bw)"), "{e}");
+    assert!(
+        e.contains("not a parameter of bbr (parameters: lt_bw)"),
+        "{e}"
+    );
     // A sweep of cc and of a parameter only CUBIC has: BBR runs once, without it.
     let mut f = load(BASE);
     f.apply_override("flows.cc=[cubic,bbr]").unwrap();
