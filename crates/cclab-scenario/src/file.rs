@@ -459,12 +459,17 @@ fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (ErrorKind, S
             _ => wrong("a buffer string like \"1bdp\", \"100pkt\" or \"256kb\""),
         },
         Kind::Loss => match v {
-            RawV::Int(i) => units::check_loss(*i as f64)
-                .map(Val::Prob)
-                .map_err(|m| (BadValue, m)),
-            RawV::Float(f) => units::check_loss(*f)
-                .map(Val::Prob)
-                .map_err(|m| (BadValue, m)),
+            RawV::Int(_) | RawV::Float(_) => {
+                let x = match v {
+                    RawV::Int(i) => *i as f64,
+                    RawV::Float(f) => *f,
+                    _ => f64::NAN,
+                };
+                let text = bare_number_text(v).unwrap_or_default();
+                units::check_bare_loss(x, &text)
+                    .map(Val::Prob)
+                    .map_err(|m| (BadValue, m))
+            }
             RawV::Str(s) => units::parse_loss_str(s)
                 .map(Val::Prob)
                 .map_err(|m| (BadValue, m)),

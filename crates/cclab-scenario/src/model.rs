@@ -748,9 +748,9 @@ impl Scenario {
         lt.insert("rate".into(), fmt_rate(l.rate_bps).into());
         lt.insert("rtt".into(), fmt_time(l.rtt_ns).into());
         lt.insert("buffer".into(), l.buffer.to_string().into());
-        lt.insert("loss".into(), l.loss.into());
+        lt.insert("loss".into(), crate::units::loss_toml(l.loss));
         lt.insert("loss_burst".into(), l.loss_burst.into());
-        lt.insert("ack_loss".into(), l.ack_loss.into());
+        lt.insert("ack_loss".into(), crate::units::loss_toml(l.ack_loss));
         lt.insert("mss".into(), toml::Value::Integer(l.mss as i64));
         if let Some(t) = l.ecn_threshold_ns {
             lt.insert("ecn_threshold".into(), fmt_time(t).into());

@@ -319,7 +319,7 @@ pub fn parse_loss_str(text: &str) -> Result<f64, String> {
     let (num, unit) = num_or_err(text, "loss probability", "\"1%\", \"0.5%\" or 0.01")?;
     let p = match unit {
         "%" => num.to_f64(-2),
-        "" => num.to_f64(0),
+        "" => return check_bare_loss(num.to_f64(0), text.trim()),
         _ => {
             return Err(format!(
             "unknown loss unit \"{unit}\" (write a percentage like \"1%\" or a fraction like 0.01)"
@@ -327,6 +327,52 @@ pub fn parse_loss_str(text: &str) -> Result<f64, String> {
         }
     };
     check_loss(p)
+}
+
+/// A loss given as a bare number: a probability below 0.05 (`0.01` is 1%). A larger bare
+/// number is refused, since netem's `loss 0.5` means 0.5% and people write it so: the message
+/// names both readings (`0.5` as 50%, or "0.5%").
+pub(crate) fn check_bare_loss(x: f64, text: &str) -> Result<f64, String> {
+    if x.is_finite() && (0.05..1.0).contains(&x) {
+        let pct = fmt_pct(x * 100.0);
+        return Err(format!(
+            "a bare {text} is ambiguous: as a probability it is {pct}% of packets, while netem's \"loss {text}\" means {text}%; write \"{pct}%\" if that is meant, or \"{text}%\""
+        ));
+    }
+    if x.is_finite() && (1.0..=100.0).contains(&x) {
+        return Err(format!(
+            "a bare {text} is not a probability (it would be {}% of packets); write \"{text}%\" (netem's reading) or a fraction below 1 such as 0.01 for 1%",
+            fmt_pct(x * 100.0)
+        ));
+    }
+    check_loss(x)
+}
+
+/// A loss probability as scenario text that reads back to the same value: a bare fraction
+/// below 0.05, else a percentage string (`0.5` -> `"50%"`), the decimal point of its shortest
+/// representation moved two places.
+pub fn loss_toml(p: f64) -> toml::Value {
+    let s = format!("{p}");
+    match s.strip_prefix("0.") {
+        Some(frac) if p >= 0.05 => {
+            let frac = format!("{frac:0<2}");
+            let (int, rest) = frac.split_at(2);
+            let int = int.trim_start_matches('0');
+            let int = if int.is_empty() { "0" } else { int };
+            if rest.is_empty() {
+                toml::Value::String(format!("{int}%"))
+            } else {
+                toml::Value::String(format!("{int}.{rest}%"))
+            }
+        }
+        _ => toml::Value::Float(p),
+    }
+}
+
+/// A percentage as it would be written: `50`, `2.5`, `0.1`.
+fn fmt_pct(p: f64) -> String {
+    let s = format!("{p:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 pub(crate) fn check_loss(p: f64) -> Result<f64, String> {

@@ -188,7 +188,8 @@ fn loss_units() {
     assert_eq!(parse_loss_str("99.9%"), Ok(0.999));
     for (text, needle) in [
         ("100%", "below 100%"),
-        ("1", "below 100%"),
+        ("1", "write \"1%\""),
+        ("0.5", "write \"50%\" if that is meant, or \"0.5%\""),
         ("-1%", "negative"),
         ("1 percent", "unknown loss unit"),
     ] {
@@ -457,8 +458,9 @@ fn error_zero_rtt() {
 #[test]
 fn error_loss_out_of_range() {
     assert_error(&with_link("loss = \"100%\""), 6, "link.loss", "below 100%");
-    assert_error(&with_link("loss = 1"), 6, "link.loss = 1", "0 <= loss < 1");
-    assert_error(&with_link("loss = 1.5"), 6, "link.loss", "below 100%");
+    assert_error(&with_link("loss = 1"), 6, "link.loss = 1", "write \"1%\"");
+    assert_error(&with_link("loss = 1.5"), 6, "link.loss", "write \"1.5%\"");
+    assert_error(&with_link("loss = 150"), 6, "link.loss", "below 100%");
     assert_error(&with_link("loss = -0.1"), 6, "link.loss", "negative");
     assert_error(
         &with_link("ack_loss = \"-1%\""),
@@ -473,6 +475,53 @@ fn error_loss_out_of_range() {
         "link.loss[2] = \"120%\"",
         "below 100%",
     );
+}
+
+/// Issue #18: a bare loss of 0.05 or more is refused, naming both readings (netem's `loss
+/// 0.5` is 0.5%, a probability of 0.5 is 50%); fractions below 0.05 and percentages stay.
+#[test]
+fn a_bare_loss_that_could_mean_a_percentage_is_refused() {
+    for key in ["loss", "ack_loss"] {
+        let e = assert_error(
+            &with_link(&format!("{key} = 0.5")),
+            6,
+            &format!("link.{key} = 0.5"),
+            "as a probability it is 50% of packets, while netem's \"loss 0.5\" means 0.5%; write \"50%\" if that is meant, or \"0.5%\"",
+        );
+        assert_eq!(e.kind, ErrorKind::BadValue);
+        assert_error(&with_link(&format!("{key} = 0.05")), 6, key, "write \"5%\"");
+        assert_error(
+            &with_link(&format!("{key} = \"0.2\"")),
+            6,
+            key,
+            "write \"20%\"",
+        );
+    }
+    // In a sweep and from --set too.
+    assert_error(
+        &with_link("loss = [0, 0.01, 0.1]"),
+        6,
+        "link.loss[2] = 0.1",
+        "\"10%\"",
+    );
+    let e = load(BASE)
+        .apply_override("link.loss=0.5")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("write \"50%\" if that is meant"), "{e}");
+    // What stays: fractions below 0.05, and every percentage.
+    for (v, p) in [
+        ("0.049", 0.049),
+        ("0.01", 0.01),
+        ("\"50%\"", 0.5),
+        ("\"0.5%\"", 0.005),
+    ] {
+        assert_eq!(one(&with_link(&format!("loss = {v}"))).link.loss, p, "{v}");
+    }
+    // A scenario written out with a large loss reads back the same.
+    let s = one(&with_link("loss = \"12.5%\"\nack_loss = \"50%\""));
+    let back = one(&s.to_toml_string());
+    assert_eq!((back.link.loss, back.link.ack_loss), (0.125, 0.5));
 }
 
 #[test]
@@ -906,7 +955,7 @@ fn override_errors() {
             ErrorKind::BadOverride,
             "not valid TOML",
         ),
-        ("link.loss=2", ErrorKind::BadValue, "below 100%"),
+        ("link.loss=2", ErrorKind::BadValue, "write \"2%\""),
         (
             "flows.cc=vegas",
             ErrorKind::BadValue,
@@ -926,7 +975,7 @@ fn override_errors() {
     // Failed overrides leave the file unchanged.
     assert_eq!(f.expand().unwrap()[0].scenario, one(BASE));
     let e = f.apply_override("link.loss=2").unwrap_err();
-    assert_eq!(e.to_string(), "t.toml: --set link.loss=2: link.loss = 2: loss must be below 100% (allowed: 0 <= loss < 1, e.g. \"1%\" or 0.01)");
+    assert_eq!(e.to_string(), "t.toml: --set link.loss=2: link.loss = 2: a bare 2 is not a probability (it would be 200% of packets); write \"2%\" (netem's reading) or a fraction below 1 such as 0.01 for 1%");
 }
 
 // ------------------------------------------------------------------------------------------
