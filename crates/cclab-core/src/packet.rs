@@ -81,8 +81,10 @@ pub struct Ack {
     pub n_sack: u8,
     /// Whether the receiver held this ACK back (delayed-ACK timer or second segment).
     pub delayed: bool,
-    /// Whether the segment that triggered this ACK was a duplicate (a D-SACK, RFC 2883).
-    pub dsack: bool,
+    /// The D-SACK (RFC 2883): the segment that triggered this ACK was a duplicate, and this
+    /// is its number (Linux puts it in the first SACK block; the model carries it beside the
+    /// blocks and does not count it in [`Ack::wire_len`]).
+    pub dsack: Option<u64>,
     /// Receive window advertised, bytes beyond the cumulative ACK's byte position.
     pub wnd: u64,
     /// TCP timestamp value (`TSval`): the receiver's clock when it sent this ACK.

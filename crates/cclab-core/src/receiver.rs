@@ -42,7 +42,9 @@
 //!
 //! SACK blocks (RFC 2018 as Linux builds them): the first block covers the most recently
 //! received segment; the others repeat the most recently reported blocks, up to
-//! [`MAX_SACK_BLOCKS`].
+//! [`MAX_SACK_BLOCKS`]. A segment that arrives twice (below `rcv_nxt`, or already queued out
+//! of order) is ACKed at once with a D-SACK naming it (RFC 2883, `tcp_dsack_set()`;
+//! [`Ack::dsack`]).
 
 use crate::host::{self, HostTcp};
 use crate::packet::{Ack, Ecn, SackBlock, Segment, MAX_SACK_BLOCKS};
@@ -405,7 +407,7 @@ impl Receiver {
                 sack: [SackBlock::default(); MAX_SACK_BLOCKS],
                 n_sack: 0,
                 delayed: false,
-                dsack: false,
+                dsack: None,
                 wnd,
                 tsval: self.now,
                 ece: self.ce_state,
@@ -434,7 +436,7 @@ impl Receiver {
     pub fn on_segment(&mut self, now: Nanos, seg: &Segment) -> Option<Ack> {
         self.now = now;
         let mut ack_now = false;
-        let mut dup = false;
+        let mut dup = None;
         self.rtt_measure(now, seg);
         if self.cfg.ecn != EcnEcho::Off && seg.cwr {
             // `tcp_ecn_accept_cwr()`: the sender reduced; stop echoing and ACK at once.
@@ -446,7 +448,7 @@ impl Receiver {
             // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
             self.incr_quickack();
             ack_now = true;
-            dup = true;
+            dup = Some(seg.seq);
         } else if seg.seq == self.rcv_nxt {
             if !self.got_data {
                 // The first data segment starts the delayed-ACK engine in quick-ACK mode,
@@ -494,7 +496,7 @@ impl Receiver {
         if self.cfg.gro
             && !seg.burst_end
             && !ack_now
-            && !dup
+            && dup.is_none()
             && self.ooo.is_empty()
             && seg.seq + 1 == self.rcv_nxt
         {
@@ -517,7 +519,7 @@ impl Receiver {
         }
         // Out-of-order data queued: SACK compression.
         if self.compressed_acks >= COMP_SACK_NR {
-            return Some(self.make_ack(false, false));
+            return Some(self.make_ack(false, None));
         }
         if self.compressed_rcv_nxt != self.rcv_nxt {
             self.compressed_rcv_nxt = self.rcv_nxt;
@@ -525,7 +527,7 @@ impl Receiver {
         }
         if self.dup_ack_counter < DUPACKS_BEFORE_COMPRESSION {
             self.dup_ack_counter += 1;
-            return Some(self.make_ack(false, false));
+            return Some(self.make_ack(false, None));
         }
         self.compressed_acks += 1;
         if self.comp_deadline.is_none() {
@@ -549,13 +551,14 @@ impl Receiver {
         match self.next_timeout() {
             Some(t) if t <= now => {
                 let delayed = self.comp_deadline.is_none();
-                Some(self.make_ack(delayed, false))
+                Some(self.make_ack(delayed, None))
             }
             _ => None,
         }
     }
 
-    fn make_ack(&mut self, delayed: bool, dsack: bool) -> Ack {
+    /// The ACK to send now; `dsack` = the duplicate segment that triggered it, if any.
+    fn make_ack(&mut self, delayed: bool, dsack: Option<u64>) -> Ack {
         self.delack_deadline = None;
         self.comp_deadline = None;
         self.compressed_acks = 0;
@@ -740,7 +743,7 @@ mod tests {
         }
         assert!(r.on_segment(0, &seg(39)).is_none(), "delayed");
         let a = r.on_segment(0, &seg(3)).expect("duplicate acked at once");
-        assert!(a.dsack);
+        assert_eq!(a.dsack, Some(3));
         assert!(r.on_segment(0, &seg(40)).is_some(), "quick-ACK mode again");
     }
 

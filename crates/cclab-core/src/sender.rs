@@ -14,17 +14,46 @@
 //!    (Karn's rule; Linux would also use TCP timestamps for retransmissions, which this model
 //!    does not carry); the most recently sent one updates min RTT and the rate sample's RTT.
 //! 3. Loss detection with RACK (RFC 8985): a segment is lost once a segment sent after it was
-//!    delivered and it has been outstanding for RACK.rtt + reo_wnd. reo_wnd is min_rtt/4,
-//!    or 0 once three segments are SACKed or during recovery (Linux `tcp_rack_reo_wnd()`, no
-//!    reordering having been seen). Outstanding transmissions sit in a queue ordered by send
-//!    time, so detection costs O(1) amortised per segment, whatever the window.
+//!    delivered and it has been outstanding for RACK.rtt + reo_wnd. reo_wnd is min_rtt/4
+//!    (times `reo_wnd_steps`, at most srtt); until reordering has been seen it is 0 during
+//!    recovery and once `reordering` segments are SACKed (Linux `tcp_rack_reo_wnd()`).
+//!    Outstanding transmissions sit in a queue ordered by send time, so detection costs O(1)
+//!    amortised per segment, whatever the window.
 //! 4. The CA state machine (a subset of `tcp_fastretrans_alert()`): Open, Disorder (SACKs,
 //!    no loss), Recovery (fast recovery until everything outstanding at its start is
 //!    acknowledged: NewReno's `high_seq`, RFC 6582), Loss (after an RTO), CWR (an ECN echo,
 //!    or a tail-loss probe that repaired a loss).
 //! 5. Congestion control as `tcp_cong_control()`: the controller's `cong_control` if it has
 //!    one (BBR); else PRR (RFC 6937, `tcp_cwnd_reduction()`) during Recovery/CWR and
-//!    `cong_avoid` otherwise, then the default pacing rate (`tcp_update_pacing_rate()`).
+//!    `cong_avoid` otherwise (on in-order progress, or on any delivery once `reordering`
+//!    exceeds 3: `tcp_may_raise_cwnd()`), then the default pacing rate
+//!    (`tcp_update_pacing_rate()`).
+//!
+//! Reordering (net/ipv4/tcp_input.c, tcp_recovery.c): a never-retransmitted segment SACKed
+//! below the highest SACKed one (`tcp_sacktag_one()`), cumulatively acknowledged below it
+//! (`tcp_clean_rtx_queue()`), or a D-SACK for the second copy of a retransmitted segment
+//! already SACKed, shows the path reorders (`tcp_check_sack_reordering()`): `reordering`
+//! grows to the distance in segments (at most `sysctl_tcp_max_reordering`, 300) and
+//! `reord_seen` counts the event. From then on RACK keeps its window of min_rtt/4 in recovery
+//! and with many SACKs, so a late segment is not taken for lost. D-SACKs after that widen the
+//! window by a step of min_rtt/4, at most once per round trip (`tcp_rack_update_reo_wnd()`),
+//! for 16 recoveries (`reo_wnd_persist`). An RTO with `reordering` or more segments SACKed in
+//! Open/Disorder state takes `reordering` back to 3 (`tcp_enter_loss()`). The send buffer
+//! holds at least `reordering + 1` segments' worth (`tcp_sndbuf_expand()`).
+//!
+//! Undo (D-SACK based): the receiver reports a duplicate segment in the ACK's D-SACK
+//! ([`Ack::dsack`]). Each window reduction for loss (Recovery, or an RTO) records `snd_una`
+//! (`undo_marker`), the ssthresh to go back to (`prior_ssthresh`, none after an ECN echo)
+//! and counts its retransmissions (`undo_retrans`, `tcp_retransmit_skb()`; not a loss
+//! probe's); each D-SACK for data sent since counts one off (`tcp_check_dsack()`,
+//! `tcp_sacktag_one()`). At 0 every retransmission was unneeded and the reduction is undone
+//! (`tcp_undo_cwnd_reduction()`: cwnd from the controller's `undo_cwnd`, ssthresh back up):
+//! during Recovery (`tcp_try_undo_dsack()`, then Open or Disorder), at its end
+//! (`tcp_try_undo_recovery()`, and then cwnd is not set to ssthresh), after it on a late
+//! D-SACK in Open/Disorder state, and in Loss state on progress (`tcp_try_undo_loss()`, which
+//! also unmarks the segments marked lost). An ACK with a D-SACK that does not advance
+//! `snd_una` runs the state machine even in Open state (`tcp_ack_is_dubious()`), so that a
+//! late D-SACK can undo.
 //!
 //! Pacing: a controller that asks for it (BBR) is paced like Linux's internal TCP pacing:
 //! each transmission pushes the next departure time forward by len / pacing_rate ("earliest
@@ -80,10 +109,15 @@
 //! outstanding when it began. A loss during CWR turns it into Recovery without a second
 //! reduction (`tcp_enter_recovery()` when already reducing).
 //!
-//! Not modelled (documented differences from Linux): F-RTO and DSACK/timestamp-based undo of
-//! spurious recoveries, the memory overhead of each buffer beyond its payload in the send
-//! buffer (about 1 KB per TSO buffer: 2% at 64 KB), zero-window probes (the model's receiver
-//! never closes its window with nothing in flight), the merging of retransmitted TSO buffers
+//! Not modelled (documented differences from Linux): F-RTO, and the evidence of spurious
+//! recoveries that TCP timestamps give (`tcp_packet_delayed()`: the model's ACKs echo no data
+//! timestamp, so neither `tcp_try_undo_partial()` nor its reordering detection runs, and
+//! undo needs D-SACKs); D-SACKed segments counting as delivered (`sack_delivered`) and a
+//! D-SACK SACKing or clearing the retransmission of an outstanding segment (the model's
+//! receiver reports those segments in its SACK blocks); the D-SACK taking one of the three
+//! SACK blocks; the memory overhead of each buffer beyond its payload in the send buffer
+//! (about 1 KB per TSO buffer: 2% at 64 KB), zero-window probes (the model's receiver never
+//! closes its window with nothing in flight), the merging of retransmitted TSO buffers
 //! (`tcp_retrans_try_collapse()`).
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpState};
@@ -97,8 +131,14 @@ use std::collections::{BTreeSet, VecDeque};
 
 /// Linux `TCP_TIMEOUT_MIN`: 2 jiffies, added to the TLP and RACK reordering timeouts.
 const TIMEOUT_MIN_JIFFIES: u64 = 2;
-/// SACKed segments before RACK's reordering window closes (`tp->reordering` default).
-const DUPTHRESH: u32 = 3;
+/// `sysctl_tcp_reordering` (3): the reordering degree, in segments, a connection assumes
+/// until it sees more (`tp->reordering`'s initial value).
+const TCP_REORDERING: u32 = 3;
+/// `sysctl_tcp_max_reordering` (300): the most `tp->reordering` grows to.
+const TCP_MAX_REORDERING: u32 = 300;
+/// `TCP_RACK_RECOVERY_THRESH`: recoveries over which a reordering window widened by
+/// D-SACKs is kept before it falls back to min_rtt/4.
+const RACK_RECOVERY_THRESH: u32 = 16;
 
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
@@ -174,6 +214,13 @@ pub struct SenderStats {
     pub idle_restarts: u64,
     /// Window reductions for an ECN echo (`tcp_enter_cwr()` from an ECE ACK).
     pub cwr_events: u64,
+    /// Reordering events seen (`tp->reord_seen`, `tcpi_reord_seen`).
+    pub reord_seen: u64,
+    /// D-SACKed segments received (`tp->dsack_dups`, `tcpi_dsack_dups`).
+    pub dsack_dups: u64,
+    /// Window reductions undone because D-SACKs showed them spurious
+    /// (`TCPDSACKUndo` + `TCPFullUndo` + `TCPLossUndo`).
+    pub undos: u64,
     /// Probing start: the bottleneck rate the initial window's ACK train gave, bytes/s (0:
     /// the ACKs came together and measured nothing); `None` before it is known.
     pub probe_start_bw: Option<u64>,
@@ -211,7 +258,7 @@ struct Seg {
     gen: u32,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct Rack {
     /// Send time and end sequence of the most recently sent delivered transmission.
     xmit_ns: Nanos,
@@ -219,6 +266,33 @@ struct Rack {
     /// RTT of that transmission.
     rtt_ns: Nanos,
     valid: bool,
+    /// The reordering window in units of min_rtt/4 (`rack.reo_wnd_steps`): 1, plus one for
+    /// each round trip in which D-SACKs showed a retransmission was spurious.
+    reo_wnd_steps: u32,
+    /// Recoveries still to end before a widened window falls back to one step
+    /// (`rack.reo_wnd_persist`).
+    reo_wnd_persist: u32,
+    /// A D-SACK arrived since reordering was seen, and the window has not grown for it yet
+    /// (`rack.dsack_seen`).
+    dsack_seen: bool,
+    /// `delivered` when the window last grew (`rack.last_delivered`): it grows at most once
+    /// per round trip.
+    last_delivered: u64,
+}
+
+impl Default for Rack {
+    fn default() -> Self {
+        Rack {
+            xmit_ns: 0,
+            end_seq: 0,
+            rtt_ns: 0,
+            valid: false,
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            dsack_seen: false,
+            last_delivered: 0,
+        }
+    }
 }
 
 pub struct Sender {
@@ -287,6 +361,17 @@ pub struct Sender {
     train: Option<[(Nanos, u64); 2]>,
     /// The next new data segment carries CWR (`TCP_ECN_QUEUE_CWR`).
     queue_cwr: bool,
+    /// How far, in segments, the path has been seen to reorder (`tp->reordering`).
+    reordering: u32,
+    /// `snd_una` when the last loss-driven window reduction began, while it may still be
+    /// undone (`tp->undo_marker`; `None` = Linux's 0: undone, or an ECN reduction).
+    undo_marker: Option<u64>,
+    /// Retransmissions since the reduction began that no D-SACK has shown unneeded yet
+    /// (`tp->undo_retrans`; -1 = none at all). At 0 the reduction was spurious.
+    undo_retrans: i64,
+    /// ssthresh to restore on undo (`tp->prior_ssthresh`; 0 = the reduction is not to be
+    /// undone, as after an ECN echo).
+    prior_ssthresh: u32,
 }
 
 impl Sender {
@@ -341,6 +426,10 @@ impl Sender {
             queue_shrunk: false,
             train: None,
             queue_cwr: false,
+            reordering: TCP_REORDERING,
+            undo_marker: None,
+            undo_retrans: -1,
+            prior_ssthresh: 0,
         }
     }
 
@@ -366,6 +455,15 @@ impl Sender {
     /// (a Linux receiver, `tcp_ecn` = 2 by default, accepts either request).
     pub fn ecn(&self) -> bool {
         self.tp.ecn_ok
+    }
+    /// How far, in segments, the path has been seen to reorder (`tp->reordering`; 3 until
+    /// reordering is seen).
+    pub fn reordering(&self) -> u32 {
+        self.reordering
+    }
+    /// RACK's reordering window, in units of min_rtt/4 (`rack.reo_wnd_steps`).
+    pub fn rack_reo_wnd_steps(&self) -> u32 {
+        self.rack.reo_wnd_steps
     }
 
     pub fn is_paced(&self) -> bool {
@@ -422,7 +520,9 @@ impl Sender {
         if self.cfg.host.sndbuf.is_some() {
             return;
         }
-        let segs = (self.tp.snd_cwnd as u64).max(10).max(DUPTHRESH as u64 + 1);
+        let segs = (self.tp.snd_cwnd as u64)
+            .max(10)
+            .max(self.reordering as u64 + 1);
         let want = self.cc.sndbuf_expand() as u64 * segs * host::sndbuf_per_mss(self.cfg.mss);
         self.sndbuf = self.sndbuf.max(want.min(self.cfg.host.tcp_wmem[2]));
     }
@@ -630,6 +730,9 @@ impl Sender {
                 .lost_pending
                 .pop_first()
                 .expect("a retransmission burst has lost segments");
+            // `tcp_retransmit_skb()`: one more retransmission a D-SACK must account for
+            // before the reduction can be undone (a loss probe's does not count).
+            self.undo_retrans = self.undo_retrans.max(0) + 1;
             self.transmit(seq, now, true)
         } else {
             let seq = self.tp.snd_nxt;
@@ -902,7 +1005,7 @@ impl Sender {
             let lost_before = self.tp.lost;
             self.rack_detect_loss(now);
             if self.tp.lost > lost_before && self.tp.ca_state != CaState::Recovery {
-                self.enter_recovery();
+                self.enter_recovery(false);
                 if !self.model_based {
                     let lost = (self.tp.lost - lost_before) as u32;
                     self.prr(1, lost, false);
@@ -993,10 +1096,11 @@ impl Sender {
         self.stats.rto_count += 1;
         let first_rto_without_progress =
             self.tp.ca_state == CaState::Loss && self.rto_retransmits == 0;
-        if self.tp.ca_state <= CaState::Disorder
+        let reduce = self.tp.ca_state <= CaState::Disorder
             || self.tp.snd_una >= self.high_seq
-            || first_rto_without_progress
-        {
+            || first_rto_without_progress;
+        if reduce {
+            self.prior_ssthresh = self.current_ssthresh();
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
@@ -1014,9 +1118,17 @@ impl Sender {
                 self.mark_lost(una + i as u64);
             }
         }
+        if reduce {
+            self.init_undo();
+        }
         let cwnd = self.tp.packets_in_flight() + 1;
         self.tp.set_cwnd(cwnd);
         self.tp.snd_cwnd_cnt = 0;
+        // A timeout with many segments SACKed in Open or Disorder state suggests the
+        // reordering degree was overestimated (`tcp_enter_loss()`).
+        if self.tp.ca_state <= CaState::Disorder && self.tp.sacked_out >= TCP_REORDERING {
+            self.reordering = self.reordering.min(TCP_REORDERING);
+        }
         self.high_seq = self.tp.snd_nxt;
         self.tlp_high_seq = None;
         self.tlp_deadline = None;
@@ -1062,8 +1174,17 @@ impl Sender {
             ..RateSample::default()
         };
         let mut acc = DeliveryAcc::default();
+        // The highest SACKed sequence before this ACK (`prior_fack`).
+        let prior_fack = self.highest_sack_seq();
+        // The lowest never-retransmitted segment this ACK shows delivered after a higher
+        // one (`state->reord`); `snd_nxt` = none.
+        let mut reord = self.tp.snd_nxt;
 
         // 1a. SACK blocks, in sequence order as Linux sorts them (`tcp_sacktag_write_queue()`).
+        let dsack = match ack.dsack {
+            Some(dup) => self.check_dsack(dup, prior_una, &mut reord),
+            None => false,
+        };
         let mut blocks: [(u64, u64); crate::packet::MAX_SACK_BLOCKS] = Default::default();
         let nb = ack.sack_blocks().len();
         for (i, b) in ack.sack_blocks().iter().enumerate() {
@@ -1077,21 +1198,37 @@ impl Sender {
             if start >= end {
                 continue;
             }
+            // `tcp_sacktag_one()`: a never-retransmitted segment SACKed below the highest
+            // SACKed one filled a hole that was not a loss: reordering.
+            let highest = self.highest_sack_seq();
             newly.clear();
             self.sacked.insert_with(start..end, |r| newly.push(r));
             for r in newly.drain(..) {
                 for seq in r {
+                    if seq < highest.min(reord) && !self.ever_retrans(seq) {
+                        reord = seq;
+                    }
                     self.deliver(seq, true, now, &mut rs, &mut acc);
                 }
             }
         }
+        // After RTO, retransmissions are too many to tell reordering from (Linux checks in
+        // Loss state only while the reduction may still be undone).
+        if self.tp.ca_state != CaState::Loss || self.undo_marker.is_some() {
+            self.check_sack_reordering(reord);
+        }
         // 1b. Cumulative ACK (`tcp_clean_rtx_queue()`).
         let mut acked_cum = 0u32;
+        // The lowest newly acknowledged segment neither SACKed nor ever retransmitted.
+        let mut reord_cum = self.tp.snd_nxt;
         if ack.cum > self.tp.snd_una {
             for seq in self.tp.snd_una..ack.cum {
                 let i = self.idx(seq);
                 let flags = self.segs[i].flags;
                 if flags & F_SACKED == 0 {
+                    if flags & F_EVER_RETRANS == 0 {
+                        reord_cum = reord_cum.min(seq);
+                    }
                     self.deliver(seq, false, now, &mut rs, &mut acc);
                 } else {
                     self.tp.sacked_out -= 1;
@@ -1108,6 +1245,10 @@ impl Sender {
             self.sacked.remove_below(ack.cum);
             if self.lost_pending.first().is_some_and(|&s| s < ack.cum) {
                 self.lost_pending = self.lost_pending.split_off(&ack.cum);
+            }
+            // A hole below the highest SACK filled by an original transmission: reordering.
+            if reord_cum < prior_fack {
+                self.check_sack_reordering(reord_cum);
             }
         }
         let una_advanced = self.tp.snd_una > prior_una;
@@ -1157,12 +1298,13 @@ impl Sender {
                 None
             };
         }
+        self.rack_update_reo_wnd(&rs);
 
         // End of a tail-loss-probe episode (`tcp_process_tlp_ack()`).
         if let Some(h) = self.tlp_high_seq {
             rs.is_acking_tlp_retrans_seq = self.tlp_retrans && ack.cum >= h && una_advanced;
             if ack.cum >= h {
-                if !self.tlp_retrans || ack.dsack {
+                if !self.tlp_retrans || ack.dsack.is_some() {
                     // New data was probed, or the probe was a duplicate: no loss.
                     self.tlp_high_seq = None;
                 } else if ack.cum > h {
@@ -1183,13 +1325,15 @@ impl Sender {
         // `tcp_in_ack_event()`.
         self.cc.in_ack_event(&mut self.tp, ece);
 
-        // 3. Loss detection and 4. state machine (`tcp_ack_is_dubious()`: an ECE ACK too).
+        // 3. Loss detection and 4. state machine (`tcp_ack_is_dubious()`: an ECE ACK too,
+        // and a duplicate ACK with a D-SACK, which may undo a reduction).
         if self.tp.ca_state != CaState::Open
             || self.tp.sacked_out > 0
             || self.tp.lost_out > 0
             || ece
+            || (dsack && !una_advanced)
         {
-            self.fastretrans_alert(now, ece);
+            self.fastretrans_alert(now, ece, una_advanced);
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
 
@@ -1204,7 +1348,7 @@ impl Sender {
             };
             self.cc.pkts_acked(&mut self.tp, &sample);
         }
-        self.cong_control(&rs, acc.delivered, newly_lost, una_advanced);
+        self.cong_control(&rs, acc.delivered, newly_lost, una_advanced, acc.sacked > 0);
 
         if self.tp.ca_state == CaState::Open {
             self.schedule_loss_probe(now);
@@ -1240,6 +1384,7 @@ impl Sender {
         if via_sack {
             s.flags |= F_SACKED;
             self.tp.sacked_out += 1;
+            acc.sacked += 1;
         }
         self.rate.on_delivered(&mut s.rec, seq + 1, rs);
         let rtt = now.saturating_sub(s.sent_ns);
@@ -1275,6 +1420,102 @@ impl Sender {
         }
     }
 
+    /// Whether segment `seq` (outstanding) was ever retransmitted (`TCPCB_RETRANS`).
+    fn ever_retrans(&self, seq: u64) -> bool {
+        self.segs[self.idx(seq)].flags & F_EVER_RETRANS != 0
+    }
+
+    /// `tcp_highest_sack_seq()`: the end of the highest SACKed segment, `snd_una` if none.
+    fn highest_sack_seq(&self) -> u64 {
+        if self.tp.sacked_out == 0 {
+            return self.tp.snd_una;
+        }
+        self.sacked.last().map_or(self.tp.snd_una, |r| r.end)
+    }
+
+    /// `tcp_check_sack_reordering()`: segment `low_seq`, never retransmitted, was delivered
+    /// after segments up to the highest SACKed one. The distance is the path's reordering
+    /// degree if it is the largest seen (at most `sysctl_tcp_max_reordering`), and the event
+    /// counts in `reord_seen`, which keeps RACK's reordering window open from now on.
+    fn check_sack_reordering(&mut self, low_seq: u64) {
+        let fack = self.highest_sack_seq();
+        if low_seq >= fack {
+            return;
+        }
+        let metric = fack - low_seq;
+        if metric > self.reordering as u64 {
+            self.reordering = metric.min(TCP_MAX_REORDERING as u64) as u32;
+        }
+        self.stats.reord_seen += 1;
+    }
+
+    /// A D-SACK for segment `dup` (`tcp_check_dsack()`, `tcp_dsack_seen()`, and the D-SACK
+    /// part of `tcp_sacktag_one()`): a retransmission (or the original) arrived twice.
+    /// Returns whether the D-SACK counts (`FLAG_DSACKING_ACK`).
+    fn check_dsack(&mut self, dup: u64, prior_una: u64, reord: &mut u64) -> bool {
+        self.stats.dsack_dups += 1;
+        // More D-SACKed segments than retransmissions: the receiver is not to be believed.
+        if self.stats.dsack_dups > self.stats.retransmits {
+            return false;
+        }
+        // After reordering was seen, a D-SACK suggests RACK's window was too short and
+        // retransmitted a segment that was only late; not for a tail-loss probe's, which a
+        // timer sent.
+        let for_tlp = self.tlp_high_seq == Some(dup + 1);
+        if self.stats.reord_seen > 0 && !for_tlp {
+            self.rack.dsack_seen = true;
+        }
+        // One retransmission since the reduction began proved unneeded: count it off
+        // `undo_retrans`, for the data already acknowledged as for outstanding segments
+        // that were retransmitted.
+        let since_marker = self.undo_marker.is_some_and(|m| dup + 1 > m);
+        if dup < prior_una {
+            if since_marker && self.undo_retrans > 0 {
+                self.undo_retrans -= 1;
+            }
+            return true;
+        }
+        if dup >= self.tp.snd_nxt {
+            return true;
+        }
+        let flags = self.segs[self.idx(dup)].flags;
+        if flags & F_EVER_RETRANS != 0 {
+            if since_marker && self.undo_retrans > 0 {
+                self.undo_retrans -= 1;
+            }
+            // Both copies of a retransmitted segment already SACKed arrived: the original
+            // was only late.
+            if flags & F_SACKED != 0 && dup < *reord {
+                *reord = dup;
+            }
+        }
+        // (Linux would also SACK an outstanding segment not SACKed yet through its D-SACK;
+        // the receiver's SACK blocks report it anyway.)
+        true
+    }
+
+    /// `tcp_rack_update_reo_wnd()`: after an ACK that delivered data, widen RACK's window by
+    /// one step if a D-SACK came since reordering was seen (at most once per round trip:
+    /// D-SACKs for data sent before the last widening are ignored), or fall back to one step
+    /// once the widening has outlived `RACK_RECOVERY_THRESH` recoveries.
+    fn rack_update_reo_wnd(&mut self, rs: &RateSample) {
+        if rs.prior_delivered == 0 {
+            return;
+        }
+        let rack = &mut self.rack;
+        if rs.prior_delivered < rack.last_delivered {
+            rack.dsack_seen = false;
+        }
+        if rack.dsack_seen {
+            rack.reo_wnd_steps = (rack.reo_wnd_steps + 1).min(0xFF);
+            rack.dsack_seen = false;
+            rack.last_delivered = self.tp.delivered;
+            rack.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if rack.reo_wnd_persist == 0 {
+            rack.reo_wnd_steps = 1;
+        }
+    }
+
     /// Mark `seq` lost (`tcp_mark_skb_lost()`); it joins the retransmission queue.
     fn mark_lost(&mut self, seq: u64) {
         let i = self.idx(seq);
@@ -1299,16 +1540,20 @@ impl Sender {
         self.cc.skb_marked_lost(&mut self.tp, &rec);
     }
 
-    /// RACK reordering window (`tcp_rack_reo_wnd()`, no reordering observed).
+    /// RACK reordering window (`tcp_rack_reo_wnd()`): min_rtt/4 per step, at most srtt.
+    /// Until reordering has been seen it closes during recovery and once `reordering`
+    /// segments are SACKed (the classic duplicate-ACK threshold).
     fn rack_reo_wnd(&self) -> Nanos {
-        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= DUPTHRESH {
+        if self.stats.reord_seen == 0
+            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= self.reordering)
+        {
             return 0;
         }
         let min_rtt = self.rtt.min_rtt_us();
         if min_rtt == u32::MAX {
             return 0;
         }
-        (min_rtt as u64 * 1000 / 4).min(self.rtt.srtt())
+        (min_rtt as u64 * 1000 / 4 * self.rack.reo_wnd_steps as u64).min(self.rtt.srtt())
     }
 
     /// RACK loss detection (`tcp_rack_detect_loss()`), walking transmissions oldest first.
@@ -1379,6 +1624,97 @@ impl Sender {
         }
     }
 
+    /// `tcp_current_ssthresh()`: ssthresh during a reduction, else at least 3/4 of cwnd.
+    fn current_ssthresh(&self) -> u32 {
+        let tp = &self.tp;
+        if matches!(tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            tp.snd_ssthresh
+        } else {
+            tp.snd_ssthresh.max((tp.snd_cwnd >> 1) + (tp.snd_cwnd >> 2))
+        }
+    }
+
+    /// `tcp_init_undo()`: a reduction begins that D-SACKs may yet show spurious; the
+    /// retransmissions already in flight must be accounted for too.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.tp.snd_una);
+        self.undo_retrans = if self.tp.retrans_out > 0 {
+            self.tp.retrans_out as i64
+        } else {
+            -1
+        };
+    }
+
+    /// `tcp_may_undo()` without timestamps: every retransmission since the reduction began
+    /// drew a D-SACK.
+    fn may_undo(&self) -> bool {
+        self.undo_marker.is_some() && self.undo_retrans == 0
+    }
+
+    /// `tcp_undo_cwnd_reduction()`: back to the window before the spurious reduction (the
+    /// controller's `undo_cwnd`, and the ssthresh before it if that was larger). With
+    /// `unmark_loss` (after an RTO) the segments marked lost are not lost any more.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            for s in self.segs.iter_mut() {
+                s.flags &= !F_LOST;
+            }
+            self.tp.lost_out = 0;
+            self.lost_pending.clear();
+        }
+        if self.prior_ssthresh != 0 {
+            let cwnd = self.cc.undo_cwnd(&mut self.tp);
+            self.tp.set_cwnd(cwnd);
+            if self.prior_ssthresh > self.tp.snd_ssthresh {
+                self.tp.snd_ssthresh = self.prior_ssthresh;
+                // `tcp_ecn_withdraw_cwr()`.
+                self.queue_cwr = false;
+            }
+        }
+        self.undo_marker = None;
+        self.stats.undos += 1;
+    }
+
+    /// `tcp_try_undo_recovery()` at the end of a recovery (or of the Loss state): undo it if
+    /// it was spurious, else count one more recovery that a widened RACK window outlived.
+    fn try_undo_recovery(&mut self) {
+        if self.may_undo() {
+            self.undo_cwnd_reduction(false);
+        } else {
+            self.rack.reo_wnd_persist = self.rack.reo_wnd_persist.saturating_sub(1);
+        }
+    }
+
+    /// `tcp_try_undo_dsack()`: D-SACKs have covered every retransmission, so the reduction
+    /// was spurious; a widened RACK window lasts one recovery longer.
+    fn try_undo_dsack(&mut self) -> bool {
+        if !self.may_undo() {
+            return false;
+        }
+        self.rack.reo_wnd_persist = (self.rack.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
+        self.undo_cwnd_reduction(false);
+        true
+    }
+
+    /// `tcp_try_keep_open()`: Disorder while anything is SACKed, lost or retransmitted,
+    /// else Open.
+    fn try_keep_open(&mut self) {
+        let any_retrans = self.tp.retrans_out > 0
+            || self
+                .segs
+                .front()
+                .is_some_and(|s| s.flags & F_EVER_RETRANS != 0);
+        let state = if self.tp.sacked_out + self.tp.lost_out > 0 || any_retrans {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.tp.ca_state != state {
+            self.set_ca_state(state);
+            self.high_seq = self.tp.snd_nxt;
+        }
+    }
+
     /// `tcp_init_cwnd_reduction()`.
     fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.tp.snd_nxt;
@@ -1395,7 +1731,10 @@ impl Sender {
         if self.model_based {
             return;
         }
-        if self.tp.snd_ssthresh < crate::cc::TCP_INFINITE_SSTHRESH {
+        // Not after an undo, which restored the window.
+        if self.tp.snd_ssthresh < crate::cc::TCP_INFINITE_SSTHRESH
+            && (self.tp.ca_state == CaState::Cwr || self.undo_marker.is_some())
+        {
             self.tp.set_cwnd(self.tp.snd_ssthresh);
         }
         self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
@@ -1403,9 +1742,14 @@ impl Sender {
 
     /// `tcp_enter_recovery()`: a window reduction already under way (CWR after an ECN
     /// echo) is not started again.
-    fn enter_recovery(&mut self) {
+    fn enter_recovery(&mut self, ece: bool) {
         self.stats.recoveries += 1;
+        self.prior_ssthresh = 0;
+        self.init_undo();
         if !matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            if !ece {
+                self.prior_ssthresh = self.current_ssthresh();
+            }
             self.init_cwnd_reduction();
         }
         self.tlp_high_seq = None;
@@ -1413,9 +1757,12 @@ impl Sender {
         self.set_ca_state(CaState::Recovery);
     }
 
-    /// `tcp_enter_cwr()`: one window reduction for an ECN echo.
+    /// `tcp_enter_cwr()`: one window reduction for an ECN echo (which proves congestion:
+    /// nothing to undo).
     fn enter_cwr(&mut self) {
+        self.prior_ssthresh = 0;
         if self.tp.ca_state < CaState::Cwr {
+            self.undo_marker = None;
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
             self.queue_cwr = true;
@@ -1424,11 +1771,17 @@ impl Sender {
     }
 
     /// The part of `tcp_fastretrans_alert()` this model needs.
-    fn fastretrans_alert(&mut self, now: Nanos, ece: bool) {
+    fn fastretrans_alert(&mut self, now: Nanos, ece: bool, una_advanced: bool) {
+        if ece {
+            // An ECN echo proves the congestion: no undo.
+            self.prior_ssthresh = 0;
+        }
         // Leave Recovery/Loss/CWR once everything outstanding at its start is acknowledged
-        // (CWR: something above it, so that the CWR flag reached the receiver).
+        // (CWR: something above it, so that the CWR flag reached the receiver), undoing the
+        // reduction if D-SACKs showed every retransmission unneeded.
         match self.tp.ca_state {
             CaState::Recovery if self.tp.snd_una >= self.high_seq => {
+                self.try_undo_recovery();
                 self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open);
             }
@@ -1436,8 +1789,26 @@ impl Sender {
                 self.end_cwnd_reduction();
                 self.set_ca_state(CaState::Open);
             }
-            CaState::Loss if self.tp.snd_una >= self.high_seq => {
-                self.set_ca_state(CaState::Open);
+            CaState::Loss => {
+                // `tcp_process_loss()`: `tcp_try_undo_loss()` on progress, else the end.
+                if una_advanced && self.may_undo() {
+                    self.undo_cwnd_reduction(true);
+                    self.rto_retransmits = 0;
+                    self.set_ca_state(CaState::Open);
+                } else if self.tp.snd_una >= self.high_seq {
+                    self.try_undo_recovery();
+                    self.set_ca_state(CaState::Open);
+                }
+            }
+            _ => {}
+        }
+        // `tcp_try_undo_dsack()`: during Recovery (which then ends), or a late D-SACK after
+        // it, in Open or Disorder state.
+        let state = self.tp.ca_state;
+        match state {
+            CaState::Recovery if self.try_undo_dsack() => self.try_keep_open(),
+            CaState::Open | CaState::Disorder => {
+                self.try_undo_dsack();
             }
             _ => {}
         }
@@ -1446,7 +1817,7 @@ impl Sender {
         // retransmission was lost again (`FLAG_LOST_RETRANS` in `tcp_fastretrans_alert()`).
         let from_loss = self.tp.ca_state == CaState::Loss && self.lost_retrans;
         if self.tp.lost_out > 0 && (self.tp.ca_state < CaState::Recovery || from_loss) {
-            self.enter_recovery();
+            self.enter_recovery(ece);
         } else if ece {
             // `tcp_try_to_open()`.
             self.enter_cwr();
@@ -1467,6 +1838,7 @@ impl Sender {
         acked_sacked: u32,
         newly_lost: u32,
         una_advanced: bool,
+        newly_sacked: bool,
     ) {
         self.model_based = self.cc.cong_control(&mut self.tp, rs);
         if self.model_based {
@@ -1474,7 +1846,9 @@ impl Sender {
         }
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr(acked_sacked, newly_lost, una_advanced);
-        } else if una_advanced {
+        } else if una_advanced || (newly_sacked && self.reordering > TCP_REORDERING) {
+            // `tcp_may_raise_cwnd()`: grow on in-order delivery, or on any delivery once the
+            // path is known to reorder more than the default degree.
             let ack = self.tp.snd_una;
             self.cc.cong_avoid(&mut self.tp, ack, acked_sacked);
         }
@@ -1526,6 +1900,8 @@ impl Sender {
 #[derive(Default)]
 struct DeliveryAcc {
     delivered: u32,
+    /// Segments newly SACKed (`FLAG_DATA_SACKED`).
+    sacked: u32,
     /// Send times of the first and last newly cumulatively ACKed, never retransmitted segments.
     first_ackt: Option<Nanos>,
     last_ackt: Option<Nanos>,
@@ -1559,7 +1935,7 @@ mod tests {
             sack: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sack: 0,
             delayed: false,
-            dsack: false,
+            dsack: None,
             wnd: 1 << 30,
             tsval: 0,
             ece: false,
@@ -1804,5 +2180,171 @@ mod tests {
             let r = out.iter().find(|g| g.retrans).expect("a retransmission");
             assert_eq!(r.ecn == Ecn::Ect0, ect, "{cc}");
         }
+    }
+
+    fn sack(cum: u64, blocks: &[(u64, u64)]) -> Ack {
+        let mut a = ack(cum);
+        for (i, &(start, end)) in blocks.iter().enumerate() {
+            a.sack[i] = SackBlock { start, end };
+        }
+        a.n_sack = blocks.len() as u8;
+        a
+    }
+
+    /// A Reno sender, one segment per burst, on a 10 ms path: segments 0-9 go at 0, the ACK
+    /// of 0-1 at 10 ms gives min RTT and srtt 10 ms and releases 10-13.
+    fn ten_ms_sender() -> Sender {
+        let mut s = sender(false, None);
+        assert_eq!(drain(&mut s, 0).len(), 10);
+        s.on_ack(10 * NS_PER_MS, &ack(2));
+        assert_eq!(drain(&mut s, 10 * NS_PER_MS).len(), 4);
+        s
+    }
+
+    /// Segment 2 arrives after 3 (its SACK, then the ACK that covers it): reordering.
+    fn see_reordering(s: &mut Sender) {
+        let t = 10 * NS_PER_MS;
+        s.on_ack(t + 200 * US, &sack(2, &[(3, 4)]));
+        assert_eq!(s.tcp().lost_out, 0, "one SACK: reo_wnd still open");
+        s.on_ack(t + 400 * US, &ack(4));
+        assert_eq!(s.stats().reord_seen, 1);
+        // Two segments out of order: within the default degree of 3.
+        assert_eq!(s.reordering(), 3);
+    }
+
+    #[test]
+    fn before_reordering_is_seen_three_sacks_above_a_hole_mean_loss() {
+        // `tcp_rack_reo_wnd()` without `reord_seen`: once `reordering` (3) segments are
+        // SACKed the window closes, and the hole below them is lost at once.
+        let mut s = ten_ms_sender();
+        s.on_ack(10_600 * US, &sack(2, &[(4, 8)]));
+        assert_eq!(s.tcp().ca_state, CaState::Recovery);
+        assert_eq!(s.tcp().lost_out, 2);
+        assert_eq!(s.stats().reord_seen, 0);
+    }
+
+    #[test]
+    fn a_hole_filled_by_an_original_raises_reordering_and_keeps_reo_wnd_open() {
+        let mut s = ten_ms_sender();
+        see_reordering(&mut s);
+        // Now the same pattern as above, 4 segments SACKed above a hole of 2: RACK keeps
+        // min_rtt/4 of reordering window (`reord_seen`), so 4-5 are not lost yet...
+        s.on_ack(10_600 * US, &sack(4, &[(6, 10)]));
+        assert_eq!(s.tcp().lost_out, 0);
+        assert_eq!(s.tcp().ca_state, CaState::Disorder);
+        assert!(s.next_timeout().is_some());
+        // ...and when they arrive, the distance they were displaced (6 segments below the
+        // highest SACK) becomes the path's reordering degree (`tcp_check_sack_reordering()`).
+        s.on_ack(10_800 * US, &ack(10));
+        assert_eq!(s.stats().reord_seen, 2);
+        assert_eq!(s.reordering(), 6);
+        assert_eq!(s.stats().retransmits, 0);
+        assert_eq!(s.stats().recoveries, 0);
+        assert_eq!(s.tcp().ca_state, CaState::Open);
+        // From now on the window stays open in recovery too.
+        s.tp.ca_state = CaState::Recovery;
+        assert_eq!(s.rack_reo_wnd(), 2_500 * US);
+    }
+
+    #[test]
+    fn with_reordering_above_three_sacks_grow_cwnd() {
+        // `tcp_may_raise_cwnd()`: with `reordering` above the default, SACKed data grows the
+        // window (slow start: one segment per segment SACKed) although snd_una stays put.
+        let mut s = ten_ms_sender();
+        see_reordering(&mut s);
+        s.on_ack(10_600 * US, &sack(4, &[(6, 10)]));
+        s.on_ack(10_800 * US, &ack(10));
+        assert_eq!(s.reordering(), 6);
+        drain(&mut s, 10_800 * US);
+        let cwnd = s.tcp().snd_cwnd;
+        s.on_ack(11 * NS_PER_MS, &sack(10, &[(11, 13)]));
+        assert_eq!(s.tcp().snd_cwnd, cwnd + 2);
+        // Without reordering seen, the same SACKs leave it alone.
+        let mut s = ten_ms_sender();
+        let cwnd = s.tcp().snd_cwnd;
+        s.on_ack(10_200 * US, &sack(2, &[(3, 4)]));
+        assert_eq!(s.tcp().snd_cwnd, cwnd);
+    }
+
+    /// After `see_reordering`: 4 stays missing past RACK's window, is retransmitted in a
+    /// recovery, then turns out only late (the ACK of the original covers it).
+    fn spurious_retransmission(s: &mut Sender) -> Nanos {
+        s.on_ack(10_600 * US, &sack(4, &[(5, 10)]));
+        assert_eq!(s.tcp().lost_out, 0);
+        let t = s.next_timeout().expect("RACK timer");
+        assert!(s.on_timeout(t));
+        assert_eq!(s.tcp().ca_state, CaState::Recovery);
+        let out = drain(s, t);
+        assert!(out.iter().any(|g| g.retrans && g.seq == 4), "{out:?}");
+        assert_eq!(s.stats().retransmits, 1);
+        s.on_ack(t + 100 * US, &ack(10));
+        assert_eq!(s.tcp().ca_state, CaState::Recovery, "13 still outstanding");
+        t + 100 * US
+    }
+
+    #[test]
+    fn a_dsack_after_reordering_widens_the_reo_wnd_once_per_round_trip() {
+        let mut s = ten_ms_sender();
+        see_reordering(&mut s);
+        let t = spurious_retransmission(&mut s);
+        assert_eq!(s.rack_reo_wnd_steps(), 1);
+        // The retransmission arrives too: a D-SACK for 4 (`tcp_dsack_seen()`).
+        let mut a = ack(10);
+        a.dsack = Some(4);
+        s.on_ack(t + 100 * US, &a);
+        assert_eq!(s.stats().dsack_dups, 1);
+        // It delivered nothing: the window grows on the next ACK that does
+        // (`tcp_rack_update_reo_wnd()`), by one min_rtt/4 step.
+        assert_eq!(s.rack_reo_wnd_steps(), 1);
+        s.on_ack(t + 200 * US, &ack(12));
+        assert_eq!(s.rack_reo_wnd_steps(), 2);
+        assert_eq!(s.rack_reo_wnd(), 5 * NS_PER_MS);
+        // A second D-SACK for data sent before that growth is not a new round trip's.
+        s.stats.retransmits += 1; // as if another retransmission had gone out
+        let mut a = ack(12);
+        a.dsack = Some(11);
+        s.on_ack(t + 300 * US, &a);
+        s.on_ack(t + 400 * US, &ack(14));
+        assert_eq!(s.rack_reo_wnd_steps(), 2);
+    }
+
+    #[test]
+    fn dsacks_for_every_retransmission_undo_the_reduction() {
+        let mut s = ten_ms_sender();
+        see_reordering(&mut s);
+        let (cwnd, ssthresh) = (s.tcp().snd_cwnd, s.tcp().snd_ssthresh);
+        let t = spurious_retransmission(&mut s);
+        assert!(s.tcp().snd_ssthresh < ssthresh);
+        // The D-SACK covers the only retransmission of the recovery: it was spurious, and
+        // `tcp_try_undo_dsack()` restores cwnd (Reno: `tcp_reno_undo_cwnd()`) and ssthresh.
+        let mut a = ack(10);
+        a.dsack = Some(4);
+        s.on_ack(t + 100 * US, &a);
+        assert_eq!(s.stats().undos, 1);
+        assert_ne!(s.tcp().ca_state, CaState::Recovery);
+        assert_eq!(s.tcp().snd_ssthresh, ssthresh);
+        assert!(s.tcp().snd_cwnd >= cwnd, "{} < {cwnd}", s.tcp().snd_cwnd);
+        // Without the D-SACK the recovery runs its course and cwnd ends at ssthresh.
+        let mut s = ten_ms_sender();
+        see_reordering(&mut s);
+        let t = spurious_retransmission(&mut s);
+        s.on_ack(t + 200 * US, &ack(14));
+        assert_eq!(s.tcp().ca_state, CaState::Open);
+        assert_eq!(s.stats().undos, 0);
+        assert!(s.tcp().snd_ssthresh < ssthresh);
+    }
+
+    #[test]
+    fn a_dsack_counts_only_if_retransmissions_explain_it() {
+        // `tcp_dsack_seen()`: more D-SACKed segments than retransmissions is a receiver not
+        // to be believed; nothing follows from it.
+        let mut s = ten_ms_sender();
+        see_reordering(&mut s);
+        let mut a = ack(4);
+        a.dsack = Some(3);
+        s.on_ack(11 * NS_PER_MS, &a);
+        s.on_ack(12 * NS_PER_MS, &ack(6));
+        assert_eq!(s.stats().dsack_dups, 1);
+        assert_eq!(s.rack_reo_wnd_steps(), 1);
     }
 }

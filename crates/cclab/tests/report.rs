@@ -216,9 +216,11 @@ fn report_is_self_contained_with_every_plot() {
     // Axis labels carry units; time series legends name flows.
     let r1 = figure(&html, "small-run1-rtt");
     assert!(r1.contains("srtt (ms)") && r1.contains("time (s)") && r1.contains("flow 0 · cubic"));
+    // The queue plot: each queue's measured delay per bin (the series carry it).
+    let q = figure(&html, "small-run1-queue");
     assert!(
-        figure(&html, "small-run1-queue").contains("backlog (kB)")
-            || figure(&html, "small-run1-queue").contains("backlog (B)")
+        q.contains("queue delay (ms)") && q.contains("queueing delay per queue"),
+        "{q}"
     );
 }
 

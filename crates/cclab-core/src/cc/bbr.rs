@@ -1059,6 +1059,15 @@ impl CongestionControl for Bbr {
         self.extra_acked = [0; 2];
     }
 
+    /// `bbr_undo_cwnd`: BBR did not cut cwnd for the spurious loss, so it keeps it, but the
+    /// slow-down may have fooled full-pipe detection and the policer detector: restart both.
+    fn undo_cwnd(&mut self, tp: &mut TcpState) -> u32 {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling(tp);
+        tp.snd_cwnd
+    }
+
     /// `bbr_ssthresh`: called on entering Recovery/Loss. BBR does not reduce ssthresh; it only
     /// saves cwnd for the restore at the end of recovery.
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {

@@ -24,12 +24,12 @@
 //! | `dctcp_state`             | [`CongestionControl::set_state`]               |
 //! | `dctcp_cwnd_event` (loss) | [`CongestionControl::cwnd_event`]              |
 //! | `tcp_reno_cong_avoid`     | [`CongestionControl::cong_avoid`]              |
+//! | `dctcp_cwnd_undo`         | [`CongestionControl::undo_cwnd`]               |
 //!
 //! Units as Linux: alpha in 1/1024 (`DCTCP_MAX_ALPHA`), the gain as a shift (`dctcp_shift_g`
 //! = 4), counters in segments. The receive-side `dctcp_ece_ack_update()` is the receiver's
 //! precise echo. Linux's fallback to Reno when the peer refuses ECN is kept (a Linux peer
-//! accepts ECN by default, `tcp_ecn` = 2, so the simulator always negotiates it); the undo
-//! hook (`dctcp_cwnd_undo`) has no caller here (see [`super`]).
+//! accepts ECN by default, `tcp_ecn` = 2, so the simulator always negotiates it).
 
 use super::{
     tcp_reno_cong_avoid, tcp_reno_ssthresh, CaEvent, CaState, CongestionControl, Controller, Param,
@@ -137,6 +137,15 @@ impl CongestionControl for Dctcp {
         self.alpha = self.alpha_on_init.min(MAX_ALPHA);
         self.loss_cwnd = 0;
         self.reset(tp);
+    }
+
+    /// `dctcp_cwnd_undo()`: back to the cwnd before the last reduction (`dctcp_reno`'s
+    /// `tcp_reno_undo_cwnd()` without ECN).
+    fn undo_cwnd(&mut self, tp: &mut TcpState) -> u32 {
+        if self.reno {
+            return super::tcp_reno_undo_cwnd(tp);
+        }
+        tp.snd_cwnd.max(self.loss_cwnd)
     }
 
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {

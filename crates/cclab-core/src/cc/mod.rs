@@ -14,6 +14,7 @@
 //! | `cong_control`  | [`CongestionControl::cong_control`]   | every ACK, with the delivery-rate sample           |
 //! | `in_ack_event`  | [`CongestionControl::in_ack_event`]   | every ACK, before loss detection (DCTCP's alpha)   |
 //! | `skb_marked_lost` | [`CongestionControl::skb_marked_lost`] | a segment is marked lost (BBRv3's `inflight_hi`) |
+//! | `undo_cwnd`     | [`CongestionControl::undo_cwnd`]      | D-SACKs showed a window reduction was spurious     |
 //! | `tso_segs`      | [`CongestionControl::tso_segs`]       | sizing a TSO burst (BBRv3)                         |
 //!
 //! ECN (RFC 3168 as Linux does it, `tcp_ecn_*` in tcp_input.c/tcp_output.c) lives in the
@@ -23,10 +24,10 @@
 //! `TCP_CONG_WANTS_CE_EVENTS`, DCTCP's precise echo), and reads the ECE flag and the count
 //! of segments delivered with it (`TcpState::delivered_ce`, `RateSample::delivered_ce`).
 //!
-//! Linux's `undo_cwnd` has no counterpart: Linux calls it when a recovery turns out spurious
-//! (DSACKs or TCP timestamps show every retransmission was unneeded, or F-RTO after an RTO),
-//! and the sender models none of those signals, so nothing would call it. It comes back with
-//! them (`tcp_try_undo_recovery`, `tcp_try_undo_dsack`, `tcp_try_undo_loss`).
+//! `undo_cwnd` runs when D-SACKs show that every retransmission of a recovery (or of the
+//! recovery after an RTO) was unneeded (`tcp_undo_cwnd_reduction()`, from
+//! `tcp_try_undo_recovery`, `tcp_try_undo_dsack`, `tcp_try_undo_loss`); the sender does not
+//! model Linux's other evidence for it, TCP timestamps and F-RTO.
 //!
 //! A controller that implements `cong_control` (returns `true`) owns `snd_cwnd` and
 //! `pacing_rate` entirely (BBR); otherwise the sender runs Linux's `tcp_cong_control()` logic:
@@ -328,6 +329,13 @@ pub trait CongestionControl: Send {
     /// what the sender recorded when it was (last) sent.
     fn skb_marked_lost(&mut self, _tp: &mut TcpState, _tx: &crate::rate::TxRecord) {}
 
+    /// A window reduction turned out spurious: return the cwnd to go back to (`undo_cwnd`).
+    /// The default is Linux's `tcp_reno_undo_cwnd()`, which Reno and CUBIC use: the larger
+    /// of cwnd and the cwnd before the reduction.
+    fn undo_cwnd(&mut self, tp: &mut TcpState) -> u32 {
+        tcp_reno_undo_cwnd(tp)
+    }
+
     /// Model-based control on every ACK. Return `true` if this controller sets `snd_cwnd` and
     /// `pacing_rate` itself (then the sender skips `cong_avoid`, PRR and its pacing formula).
     fn cong_control(&mut self, _tp: &mut TcpState, _rs: &RateSample) -> bool {
@@ -438,6 +446,11 @@ pub fn tcp_reno_cong_avoid(tp: &mut TcpState, mut acked: u32) {
     }
     let w = tp.snd_cwnd;
     tcp_cong_avoid_ai(tp, w, acked);
+}
+
+/// `tcp_reno_undo_cwnd()`: back to the cwnd before the reduction, unless it grew past it.
+pub fn tcp_reno_undo_cwnd(tp: &TcpState) -> u32 {
+    tp.snd_cwnd.max(tp.prior_cwnd)
 }
 
 /// Reno's multiplicative decrease (`tcp_reno_ssthresh()`): half the window, at least 2.

@@ -281,10 +281,15 @@ mod tests {
             .resolve([("hystart_low_window", ParamValue::Int(-3))])
             .unwrap_err();
         assert!(e.contains("between"), "{e}");
-        let e = find("bbr")
+        let e = find("reno")
             .unwrap()
             .resolve([("hystart", ParamValue::Bool(true))])
             .unwrap_err();
         assert!(e.contains("takes no parameters"), "{e}");
+        let e = find("bbr")
+            .unwrap()
+            .resolve([("hystart", ParamValue::Bool(true))])
+            .unwrap_err();
+        assert!(e.contains("no parameter \"hystart\""), "{e}");
     }
 }

@@ -101,9 +101,8 @@
 //! * A TLP-repaired loss (`bbr_run_loss_probe_recovery()`) takes its app-limited flag from
 //!   `tp.app_limited` at that moment, as the sender does not record
 //!   `tp->tlp_orig_data_app_limited` (whether the probed segment was first sent app-limited).
-//! * `undo_cwnd` (`bbr_undo_cwnd()`) has no caller, as the sender models no spurious-recovery
-//!   detection (see [`super`]); the undo state is saved by `ssthresh` as in the kernel, and
-//!   [`Bbr3::undo_cwnd`] implements the hook for when it gets one.
+//! * `undo_cwnd` (`bbr_undo_cwnd()`) runs only on D-SACK evidence: the sender models no
+//!   timestamp or F-RTO undo (see [`super`]).
 //! * `get_info` (`struct tcp_bbr_info`) is the inherent method [`Bbr3::info`].
 //!
 //! # What the sender must provide
@@ -808,18 +807,6 @@ impl Bbr3 {
         tp.set_cwnd(tp.snd_cwnd.max(self.prior_cwnd));
         self.try_fast_path = false;
     }
-
-    /// `bbr_undo_cwnd()`: a recovery turned out spurious; restore the bounds saved by
-    /// `ssthresh` and return the cwnd to go back to. No caller yet (see the module docs).
-    pub fn undo_cwnd(&mut self, _tp: &mut TcpState) -> u32 {
-        self.reset_full_bw();
-        self.loss_in_round = false;
-        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
-        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
-        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
-        self.try_fast_path = false;
-        self.prior_cwnd
-    }
 }
 
 impl CongestionControl for Bbr3 {
@@ -890,6 +877,18 @@ impl CongestionControl for Bbr3 {
         self.ecn_alpha = ECN_ALPHA_INIT;
         self.alpha_last_delivered = 0;
         self.alpha_last_delivered_ce = 0;
+    }
+
+    /// `bbr_undo_cwnd()`: a recovery turned out spurious; restore the bounds saved by
+    /// `ssthresh` and return the cwnd to go back to.
+    fn undo_cwnd(&mut self, _tp: &mut TcpState) -> u32 {
+        self.reset_full_bw();
+        self.loss_in_round = false;
+        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
+        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
+        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
+        self.try_fast_path = false;
+        self.prior_cwnd
     }
 
     /// `bbr_ssthresh()`: entering recovery: save cwnd, and the loss-adapted bounds for undo.
