@@ -27,6 +27,9 @@ pub struct CapacityPoint {
     pub lateness_p50_us: f64,
     pub lateness_p99_us: f64,
     pub lateness_max_us: f64,
+    /// Bottleneck queueing delay p99, us: packets that waited in the queue discipline (the
+    /// AQM cases run the bottleneck 5% above the offered rate so that bunched ones do).
+    pub queue_p99_us: f64,
     /// "segments" or "gso".
     pub mode: String,
     /// Mean IP bytes per packet the element read (1500 per segment; more with GSO).
@@ -249,6 +252,7 @@ fn one_point(
         lateness_p50_us: st.lateness.quantile(0.5).unwrap_or(0) as f64 / 1e3,
         lateness_p99_us: st.lateness.quantile(0.99).unwrap_or(0) as f64 / 1e3,
         lateness_max_us: st.lateness.max().unwrap_or(0) as f64 / 1e3,
+        queue_p99_us: st.queue_delay.quantile(0.99).unwrap_or(0) as f64 / 1e3,
         mode: mode.name().to_string(),
         mean_read_bytes: if st.packets_read > 0 {
             // Reads carry the vnet header in GSO mode; close enough for a mean size.
@@ -397,6 +401,9 @@ impl std::fmt::Display for Capacity {
                 p.lateness_p50_us,
                 p.lateness_p99_us
             )?;
+            if p.queue_p99_us > 0.0 {
+                write!(f, ", queue p99 {:.0} us", p.queue_p99_us)?;
+            }
         }
         Ok(())
     }
@@ -579,6 +586,7 @@ pub fn tcp_capacity_point(
         lateness_p50_us: st.lateness.quantile(0.5).unwrap_or(0) as f64 / 1e3,
         lateness_p99_us: st.lateness.quantile(0.99).unwrap_or(0) as f64 / 1e3,
         lateness_max_us: st.lateness.max().unwrap_or(0) as f64 / 1e3,
+        queue_p99_us: st.queue_delay.quantile(0.99).unwrap_or(0) as f64 / 1e3,
         mode: mode.name().to_string(),
         mean_read_bytes: if st.packets_read > 0 {
             st.forwarded_bytes as f64 / st.packets_read as f64

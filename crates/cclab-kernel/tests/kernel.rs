@@ -684,3 +684,79 @@ fn probe_start_is_refused_in_one_line() {
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(ours_left().is_empty());
 }
+
+/// Issue #15: every path element runs in the TUN element, from the simulator's code, and its
+/// counters reach the results: CoDel drops or marks from a standing CUBIC queue and keeps it
+/// short; a 5 Mbit/s policer in front of 50 Mbit/s passes about its rate; a rate step from a
+/// schedule shows in the capacity series and caps the flow; jitter with reordering and ACK
+/// aggregation delay what they should. A few seconds each.
+#[test]
+fn path_elements_run_in_the_tun_element() {
+    let Some(_g) = lab("path_elements_run_in_the_tun_element", &["cubic"]) else {
+        return;
+    };
+    let opts = KernelOptions::default();
+    // CoDel at 50 Mbit/s x 20 ms with a 4 BDP limit: the queue stays near the target.
+    let mut sc = scenario(50e6, 20.0, 4.0, 0.0, "cubic", 4.0);
+    sc.link.aqm = cclab_path::AqmDesc::Codel(Default::default());
+    let r = run_scenario(&sc, &opts).unwrap();
+    let q = &r.link.elements["data.queue"];
+    eprintln!("codel: {q:?}, queue {:?}", r.link.queue_delay_ms);
+    assert!(q["dropped_aqm"] + q["marked"] > 0, "{q:?}");
+    assert_eq!(r.link.drops_aqm, q["dropped_aqm"]);
+    assert!(
+        r.link.queue_delay_ms.p50 < 10.0,
+        "{:?}",
+        r.link.queue_delay_ms
+    );
+    assert!(r.link.utilization > 0.7, "{}", r.link.utilization);
+    let s = r.series.as_ref().unwrap();
+    assert!(s.queue_delay_ms.contains_key("data.queue"));
+    assert!(r.link.queues.contains_key("data.queue"));
+
+    // A policer: what passes is about its rate; the rest is dropped and counted.
+    let mut sc = scenario(50e6, 20.0, 1.0, 0.0, "cubic", 4.0);
+    sc.link.policer = Some(cclab_path::TokenBucket {
+        rate_bps: 5e6,
+        burst_bytes: 64 * 1024,
+    });
+    let r = run_scenario(&sc, &opts).unwrap();
+    let g = r.flows[0].goodput_bps;
+    eprintln!("policer: {g:.0} bit/s, {} dropped", r.link.drops_policer);
+    assert!(r.link.drops_policer > 0);
+    assert!(g < 5.5e6 && g > 3e6, "{g}");
+
+    // A schedule: 40 Mbit/s, then 10 Mbit/s from 2 s; the series carries the capacity.
+    let mut sc = scenario(40e6, 20.0, 1.0, 0.0, "cubic", 4.0);
+    sc.link.rate_varies =
+        Some(cclab_path::RateDesc::schedule(vec![(0, 40e6), (2_000_000_000, 10e6)]).unwrap());
+    let r = run_scenario(&sc, &opts).unwrap();
+    let s = r.series.as_ref().unwrap();
+    let n = s.link_rate_bps.len();
+    eprintln!("schedule: capacity {:?}", &s.link_rate_bps);
+    assert!(n >= 30, "{n}");
+    assert!((s.link_rate_bps[5] - 40e6).abs() < 1e6 && (s.link_rate_bps[n - 2] - 10e6).abs() < 1e6);
+    let late = s.mean_goodput_between(3.0, 4.0)[0];
+    assert!(late < 10e6 && late > 7e6, "after the step: {late}");
+    assert!(
+        (r.link.rate_bps - 25e6).abs() < 2e6,
+        "mean capacity {}",
+        r.link.rate_bps
+    );
+
+    // Jitter (5 ms, reordering) and ACK aggregation (4 ms) add delay; nothing is lost.
+    let mut sc = scenario(20e6, 20.0, 1.0, 0.0, "cubic", 3.0);
+    sc.link.jitter_ns = 5_000_000;
+    sc.link.reorder = true;
+    sc.link.ack_aggregation_ns = 4_000_000;
+    let r = run_scenario(&sc, &opts).unwrap();
+    let rtt = &r.flows[0].rtt_ms;
+    eprintln!(
+        "jitter + aggregation: rtt {rtt:?}, {:.0} bit/s",
+        r.flows[0].goodput_bps
+    );
+    assert!(rtt.min >= 19.5 && rtt.p99 > 24.0, "{rtt:?}");
+    assert!(r.link.elements.contains_key("ack.aggregation"));
+    assert!(r.flows[0].goodput_bps > 10e6);
+    assert!(ours_left().is_empty(), "left {:?}", ours_left());
+}
