@@ -225,6 +225,18 @@ fn run_metrics(a: &RunResult, b: &RunResult) -> Vec<Metric> {
             b: lb.drops_ack as f64,
         },
         Metric {
+            name: "drops aqm",
+            kind: Kind::Count,
+            a: la.drops_aqm as f64,
+            b: lb.drops_aqm as f64,
+        },
+        Metric {
+            name: "drops policer",
+            kind: Kind::Count,
+            a: la.drops_policer as f64,
+            b: lb.drops_policer as f64,
+        },
+        Metric {
             name: "forwarded packets",
             kind: Kind::Count,
             a: la.forwarded_pkts as f64,

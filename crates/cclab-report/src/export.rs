@@ -32,7 +32,7 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
         s.push(',');
         s.push_str(&csv_field(k));
     }
-    s.push_str(",flow,cc,goodput_bps,throughput_bps,bytes_delivered,retransmits,retrans_ratio,rtt_min_ms,rtt_p50_ms,rtt_p95_ms,rtt_p99_ms,fct_s,link_utilization,drops_buffer,drops_random,queue_p50_ms,queue_p99_ms,jain,ce_marks,cwr_events,link_marks\n");
+    s.push_str(",flow,cc,goodput_bps,throughput_bps,bytes_delivered,retransmits,retrans_ratio,rtt_min_ms,rtt_p50_ms,rtt_p95_ms,rtt_p99_ms,fct_s,link_utilization,drops_buffer,drops_random,queue_p50_ms,queue_p99_ms,jain,ce_marks,cwr_events,link_marks,drops_aqm,drops_policer\n");
     for (i, r) in doc.runs.iter().enumerate() {
         for f in &r.flows {
             let _ = write!(s, "{},{}", i + 1, r.seed);
@@ -45,7 +45,7 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
             }
             let _ = writeln!(
                 s,
-                ",{},{},{:.0},{:.0},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{},{:.4},{},{},{:.3},{:.3},{:.4},{},{},{}",
+                ",{},{},{:.0},{:.0},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{},{:.4},{},{},{:.3},{:.3},{:.4},{},{},{},{},{}",
                 f.id,
                 f.cc,
                 f.goodput_bps,
@@ -66,7 +66,9 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
                 r.jain,
                 f.ce_marks,
                 f.cwr_events,
-                r.link.marks
+                r.link.marks,
+                r.link.drops_aqm,
+                r.link.drops_policer
             );
         }
     }

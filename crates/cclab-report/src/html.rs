@@ -599,7 +599,16 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     if has_fct {
         out.push_str("<th class=\"n\">FCT</th>");
     }
-    out.push_str("<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"packets dropped by the full buffer / by the random-loss model\">drops buf/rand</th></tr></thead><tbody>");
+    // Drops by cause: the AQM's and a policer's columns only when some run has them.
+    let has_aqm = doc.runs.iter().any(|r| r.link.drops_aqm > 0);
+    let has_pol = doc.runs.iter().any(|r| r.link.drops_policer > 0);
+    let (drop_head, drop_title) = match (has_aqm, has_pol) {
+        (false, false) => ("drops buf/rand", "packets dropped by the full buffer / by the random-loss model"),
+        (true, false) => ("drops buf/rand/aqm", "packets dropped by the full buffer / by the random-loss model / by the AQM"),
+        (false, true) => ("drops buf/rand/pol", "packets dropped by the full buffer / by the random-loss model / by the policer"),
+        (true, true) => ("drops buf/rand/aqm/pol", "packets dropped by the full buffer / by the random-loss model / by the AQM / by the policer"),
+    };
+    let _ = write!(out, "<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"{drop_title}\">{drop_head}</th></tr></thead><tbody>");
     for (ri, run) in doc.runs.iter().enumerate() {
         let n = run.flows.len().max(1);
         for (j, f) in run.flows.iter().enumerate() {
@@ -685,13 +694,18 @@ fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             }
             if first {
                 let l = &run.link;
+                let mut drops = format!("{} / {}", l.drops_buffer, l.drops_random);
+                if has_aqm {
+                    drops.push_str(&format!(" / {}", l.drops_aqm));
+                }
+                if has_pol {
+                    drops.push_str(&format!(" / {}", l.drops_policer));
+                }
                 let _ = write!(
                     out,
-                    "<td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{} / {}</td>",
+                    "<td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{drops}</td>",
                     units::pct(l.utilization),
                     units::ms(l.queue_delay_ms.p99),
-                    l.drops_buffer,
-                    l.drops_random
                 );
             }
             out.push_str("</tr>");

@@ -66,6 +66,8 @@ const RUN_METRICS: &[&str] = &[
     "drops buffer",
     "drops random",
     "drops ack",
+    "drops aqm",
+    "drops policer",
     "forwarded packets",
     "jain",
     "duration",
