@@ -34,9 +34,9 @@
 //! - A packet sent after an AQM drop is marked [`Packet::mark_burst_broken`].
 
 use crate::element::Packet;
+use crate::elements::fifo::Fifo;
 use crate::queue::{Queue, Queued};
 use crate::Nanos;
-use std::collections::VecDeque;
 
 /// CoDel's parameters (`[link.aqm]` with `kind = "codel"`), Linux's defaults.
 #[derive(Clone, Debug, PartialEq)]
@@ -276,33 +276,22 @@ pub(crate) fn codel_dequeue<P: Packet, S: CodelSource<P>>(
     item
 }
 
-/// A FIFO's head and its backlog, as a [`CodelSource`].
-struct FifoSource<'a, P> {
-    queue: &'a mut VecDeque<(P, Nanos)>,
-    backlog: &'a mut u64,
-}
-
-impl<P: Packet> CodelSource<P> for FifoSource<'_, P> {
+/// The drop-tail FIFO under CoDel: its head and its backlog, as a [`CodelSource`].
+impl<P: Packet + Send> CodelSource<P> for Fifo<P> {
     fn pop(&mut self) -> Option<(P, Nanos)> {
-        let item = self.queue.pop_front()?;
-        *self.backlog -= item.0.wire_len() as u64;
-        Some(item)
+        Queue::dequeue(self, 0).map(|q| (q.pkt, q.enqueued))
     }
     fn backlog(&self) -> u64 {
-        *self.backlog
+        self.backlog_bytes()
     }
 }
 
-/// A CoDel queue limited to `limit_bytes` waiting.
+/// A CoDel queue: a drop-tail FIFO limited to `limit_bytes` waiting, CoDel at its head.
 pub struct Codel<P> {
     cfg: CodelConfig,
     vars: CodelVars,
     stats: CodelStats,
-    queue: VecDeque<(P, Nanos)>,
-    backlog: u64,
-    limit_bytes: u64,
-    /// Dropped on arrival: the limit was reached.
-    dropped: u64,
+    fifo: Fifo<P>,
     /// The AQM dropped a packet since the last one sent.
     broken: bool,
 }
@@ -313,10 +302,7 @@ impl<P: Packet + Send> Codel<P> {
             cfg: CodelConfig::new(params.target_ns, params.interval_ns, params.ecn),
             vars: CodelVars::default(),
             stats: CodelStats::default(),
-            queue: VecDeque::new(),
-            backlog: 0,
-            limit_bytes,
-            dropped: 0,
+            fifo: Fifo::new(limit_bytes),
             broken: false,
         }
     }
@@ -324,23 +310,18 @@ impl<P: Packet + Send> Codel<P> {
 
 impl<P: Packet + Send> Queue<P> for Codel<P> {
     fn enqueue(&mut self, now: Nanos, pkt: P, extra: u64) -> bool {
-        let len = pkt.wire_len() as u64;
-        if self.backlog + extra + len > self.limit_bytes {
-            self.dropped += pkt.segments() as u64;
-            return false;
-        }
-        self.backlog += len;
-        self.queue.push_back((pkt, now));
-        true
+        self.fifo.enqueue(now, pkt, extra)
     }
 
     fn dequeue(&mut self, now: Nanos) -> Option<Queued<P>> {
         let dropped_before = self.stats.dropped;
-        let mut src = FifoSource {
-            queue: &mut self.queue,
-            backlog: &mut self.backlog,
-        };
-        let item = codel_dequeue(&mut src, &self.cfg, &mut self.vars, &mut self.stats, now);
+        let item = codel_dequeue(
+            &mut self.fifo,
+            &self.cfg,
+            &mut self.vars,
+            &mut self.stats,
+            now,
+        );
         self.broken |= self.stats.dropped != dropped_before;
         let (mut pkt, enqueued) = item?;
         if self.broken {
@@ -351,23 +332,22 @@ impl<P: Packet + Send> Queue<P> for Codel<P> {
     }
 
     fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.fifo.is_empty()
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.backlog
+        self.fifo.backlog_bytes()
     }
 
     fn limit_bytes(&self) -> u64 {
-        self.limit_bytes
+        self.fifo.limit_bytes()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("dropped", self.dropped),
-            ("dropped_aqm", self.stats.dropped),
-            ("marked_aqm", self.stats.marked),
-        ]
+        let mut c = self.fifo.counters();
+        c.push(("dropped_aqm", self.stats.dropped));
+        c.push(("marked_aqm", self.stats.marked));
+        c
     }
 }
 
