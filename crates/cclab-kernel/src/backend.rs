@@ -1,6 +1,6 @@
 //! The kernel lab as a [`Backend`].
 
-use crate::{auto_mode, available_ccs, run_scenario_detailed, KernelError, KernelOptions};
+use crate::{available_ccs, mode_for, run_scenario_detailed, KernelError, KernelOptions};
 use cclab_results::{Backend, BackendError, RunContext, RunResult};
 use cclab_scenario::{CcCatalog, Scenario};
 use serde_json::{json, Value};
@@ -62,9 +62,7 @@ impl Backend for KernelBackend {
         };
         let run = run_scenario_detailed(sc, &opts)?;
         let mut r = run.result;
-        let mode = opts
-            .mode
-            .unwrap_or_else(|| auto_mode(sc.link.rate_bps as f64));
+        let mode = opts.mode.unwrap_or_else(|| mode_for(&sc.link));
         let s = &mut r.settings;
         s.insert("kernel.element_mode".into(), json!(mode.name()));
         s.insert(

@@ -109,6 +109,17 @@ pub fn auto_mode(rate_bps: f64) -> ElementMode {
     }
 }
 
+/// The element mode for `link` when none is asked for: [`auto_mode`] by its rate, and GSO
+/// whenever loss is drawn per GSO packet (`link.loss_unit = "gso"`: the element must see
+/// the sender's GSO packets to draw once for each).
+pub fn mode_for(link: &cclab_scenario::LinkSpec) -> ElementMode {
+    if link.loss_unit == cclab_path::LossUnit::Gso && link.loss > 0.0 {
+        ElementMode::Gso
+    } else {
+        auto_mode(link.rate_bps as f64)
+    }
+}
+
 impl Default for KernelOptions {
     fn default() -> Self {
         KernelOptions {
@@ -344,7 +355,7 @@ pub fn run_scenario_detailed(
                 flow_group: plans.iter().map(|p| p.group).collect(),
                 timing: opts.timing,
                 realtime: opts.realtime,
-                mode: opts.mode.unwrap_or_else(|| auto_mode(link.rate_bps as f64)),
+                mode: opts.mode.unwrap_or_else(|| mode_for(link)),
                 pin: opts.pin,
                 mss: link.mss,
                 bin_ns: opts.series_interval_ns,
