@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!  cclab-<pid>-<n>-snd          cclab-<pid>-<n>-rtr                     cclab-<pid>-<n>-rcv
-//!  sender thread                 element thread (cclab_link model)       receiver thread
+//!  sender thread                 element thread (cclab_path chains)      receiver thread
 //!  s0 198.18.0.2 ==veth== r0 --> [rule iif r0/r1: table 100 -> ctun] --> r1 ==veth== c0 198.18.1.10+g
 //!                                       ctun (TUN) <-> element
 //! ```
@@ -17,9 +17,11 @@
 //!   `ip_forward=1`, `rp_filter=0`, no redirects; at the ends `tcp_no_metrics_save=1`).
 //! - **Path**: in the router, policy routing (`ip rule iif r0|r1 lookup 100`, table 100 =
 //!   `default dev ctun`) hands every forwarded packet to a TUN device read by the element
-//!   ([`element`]): Bernoulli loss on data packets -> [`cclab_link::Bottleneck`] (rate, drop-tail
-//!   byte buffer) -> per-group [`cclab_link::DelayLine`] of `(rtt + rtt_extra) / 2`; ACKs get
-//!   ACK loss and the other half of the RTT. The element writes packets back into the TUN
+//!   ([`element`]), which runs the scenario's path as `cclab_path`'s factory builds it for the
+//!   simulator too: random loss on data packets -> [policer -> shaper] -> the bottleneck link
+//!   (its rate, fixed or varying, and queue discipline) -> per-group delay of
+//!   `(rtt + rtt_extra) / 2` (with jitter); ACKs get ACK loss, [aggregation,] and the other
+//!   half of the RTT. The element writes packets back into the TUN
 //!   device and the router's main table forwards them on. The rate counts whole IP packets
 //!   (1500 bytes for mss 1448), as in the simulator; all links use MTU `mss + 52`.
 //! - **Per-segment loss** in both element modes ([`ElementMode`]): `Segments` (links up to
