@@ -8,6 +8,7 @@
 
 use crate::load::Source;
 use crate::plot::{self, esc, Axis, Bar, BarChart, Line, LineChart, Marker, RightAxis, Unit};
+use crate::ts::{self, TsChart, TsLine};
 use crate::units;
 use cclab_results::{ResultsDoc, RunResult};
 use serde_json::Value;
@@ -24,6 +25,11 @@ pub struct Options {
     pub point_budget: usize,
     /// Runs whose section starts expanded (the rest are collapsed `<details>`).
     pub open_runs: usize,
+    /// Draw every document in the same charts (an overlay), whatever its scenario's name;
+    /// by default only documents of the same scenario share charts.
+    pub overlay: bool,
+    /// One label per document, in order (default: its backend and directory).
+    pub labels: Vec<String>,
 }
 
 impl Default for Options {
@@ -32,6 +38,8 @@ impl Default for Options {
             title: None,
             point_budget: 250_000,
             open_runs: 12,
+            overlay: false,
+            labels: Vec::new(),
         }
     }
 }
@@ -58,13 +66,13 @@ fn registered_color(cc: &str) -> Option<&'static str> {
 }
 
 /// What to call a controller for a reader: the registry's title and summary, if it has one.
-fn cc_title(cc: &str) -> String {
+pub(crate) fn cc_title(cc: &str) -> String {
     cclab_core::cc::find(cc).map_or_else(
         || format!("{cc} (the kernel's)"),
         |c| format!("{}: {}", c.title, c.summary),
     )
 }
-const NEUTRAL: &str = "#495057";
+pub(crate) const NEUTRAL: &str = "#495057";
 
 impl Palette {
     pub fn new<'a>(ccs: impl IntoIterator<Item = &'a str>) -> Palette {
@@ -99,7 +107,7 @@ impl Palette {
 }
 
 /// Lighten (f > 0, towards white) or darken (f < 0) a `#rrggbb` colour.
-fn mix(hex: &str, f: f64) -> String {
+pub(crate) fn mix(hex: &str, f: f64) -> String {
     let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
     let ch = |s: u32| -> u8 {
         let c = ((v >> s) & 0xff) as f64;
@@ -113,7 +121,7 @@ fn mix(hex: &str, f: f64) -> String {
     format!("#{:02x}{:02x}{:02x}", ch(16), ch(8), ch(0))
 }
 
-fn is_cc_key(k: &str) -> bool {
+pub(crate) fn is_cc_key(k: &str) -> bool {
     k.rsplit('.').next() == Some("cc")
 }
 
@@ -130,7 +138,7 @@ pub fn key_name(k: &str) -> String {
     k.to_string()
 }
 
-fn params_label(run: &RunResult, skip: &dyn Fn(&str) -> bool) -> String {
+pub(crate) fn params_label(run: &RunResult, skip: &dyn Fn(&str) -> bool) -> String {
     run.params
         .iter()
         .filter(|(k, _)| !skip(k))
@@ -140,7 +148,7 @@ fn params_label(run: &RunResult, skip: &dyn Fn(&str) -> bool) -> String {
 }
 
 /// Controllers of a run, in flow order.
-fn ccs_of(run: &RunResult) -> Vec<String> {
+pub(crate) fn ccs_of(run: &RunResult) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for f in &run.flows {
         if !v.contains(&f.cc) {
@@ -151,7 +159,7 @@ fn ccs_of(run: &RunResult) -> Vec<String> {
 }
 
 /// Sum of the goodputs of a run's flows running `cc`.
-fn goodput_of(run: &RunResult, cc: &str) -> f64 {
+pub(crate) fn goodput_of(run: &RunResult, cc: &str) -> f64 {
     run.flows
         .iter()
         .filter(|f| f.cc == cc)
@@ -160,7 +168,7 @@ fn goodput_of(run: &RunResult, cc: &str) -> f64 {
 }
 
 /// Mean FCT of a run's completed flows running `cc`.
-fn fct_of(run: &RunResult, cc: &str) -> Option<f64> {
+pub(crate) fn fct_of(run: &RunResult, cc: &str) -> Option<f64> {
     let v: Vec<f64> = run
         .flows
         .iter()
@@ -171,7 +179,7 @@ fn fct_of(run: &RunResult, cc: &str) -> Option<f64> {
 }
 
 /// The published goodput that applies to `cc` in this run.
-fn reference_for(run: &RunResult, cc: &str) -> Option<f64> {
+pub(crate) fn reference_for(run: &RunResult, cc: &str) -> Option<f64> {
     let r = run.reference.as_ref()?;
     let bps = r.get("goodput_bps")?.as_f64()?;
     match r.get("flows.cc").and_then(Value::as_str) {
@@ -181,7 +189,7 @@ fn reference_for(run: &RunResult, cc: &str) -> Option<f64> {
     }
 }
 
-fn reference_text(run: &RunResult, bps: f64) -> String {
+pub(crate) fn reference_text(run: &RunResult, bps: f64) -> String {
     let unit = run
         .reference
         .as_ref()
@@ -196,13 +204,13 @@ fn reference_text(run: &RunResult, bps: f64) -> String {
     }
 }
 
-fn min_max_mean(v: &[f64]) -> (f64, f64, f64) {
+pub(crate) fn min_max_mean(v: &[f64]) -> (f64, f64, f64) {
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (lo, hi, v.iter().sum::<f64>() / v.len().max(1) as f64)
 }
 
-fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let mut o = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() {
@@ -215,7 +223,7 @@ fn slug(s: &str) -> String {
 }
 
 /// Groups runs that differ only in seed: (params, run indices), in first-seen order.
-fn points(doc: &ResultsDoc) -> Vec<(serde_json::Map<String, Value>, Vec<usize>)> {
+pub(crate) fn points(doc: &ResultsDoc) -> Vec<(serde_json::Map<String, Value>, Vec<usize>)> {
     let mut out: Vec<(serde_json::Map<String, Value>, Vec<usize>)> = Vec::new();
     for (i, r) in doc.runs.iter().enumerate() {
         match out.iter_mut().find(|(p, _)| *p == r.params) {
@@ -226,23 +234,85 @@ fn points(doc: &ResultsDoc) -> Vec<(serde_json::Map<String, Value>, Vec<usize>)>
     out
 }
 
-struct Page {
-    body: String,
-    nplot: usize,
+pub(crate) struct Page {
+    pub body: String,
+    pub nplot: usize,
+    /// Figures with an interactive chart (the page then carries uPlot).
+    pub interactive: usize,
 }
 
+const BUTTONS: &str = "<figcaption><button type=\"button\" data-export=\"svg\" title=\"Download this plot as SVG\">SVG</button><button type=\"button\" data-export=\"png\" title=\"Download this plot as PNG\">PNG</button></figcaption>";
+
 impl Page {
-    fn figure(&mut self, name: &str, svg: String, wide: bool) {
+    pub fn new() -> Page {
+        Page {
+            body: String::new(),
+            nplot: 0,
+            interactive: 0,
+        }
+    }
+    pub fn figure(&mut self, name: &str, svg: String, wide: bool) {
         self.nplot += 1;
         let _ = write!(
             self.body,
-            "<figure class=\"plot{}\" data-name=\"{}\">{svg}<figcaption><button type=\"button\" data-export=\"svg\" title=\"Download this plot as SVG\">SVG</button><button type=\"button\" data-export=\"png\" title=\"Download this plot as PNG\">PNG</button></figcaption></figure>",
+            "<figure class=\"plot{}\" data-name=\"{}\">{svg}{BUTTONS}</figure>",
             if wide { " wide" } else { "" },
             esc(name)
         );
     }
-    fn id(&self) -> String {
+    /// A figure whose static SVG the page's script replaces by an interactive chart of
+    /// `data` (see [`crate::ts`]); the SVG stays for export and as the fallback.
+    pub fn figure_data(&mut self, name: &str, svg: String, data: &str) {
+        self.nplot += 1;
+        self.interactive += 1;
+        let _ = write!(
+            self.body,
+            "<figure class=\"plot ts\" data-name=\"{}\">{svg}<script type=\"application/json\" class=\"tsdata\">{data}</script>{BUTTONS}</figure>",
+            esc(name)
+        );
+    }
+    pub fn id(&self) -> String {
         format!("p{}", self.nplot)
+    }
+}
+
+/// Which documents share a chart: with `overlay`, all of them; else those with the same
+/// scenario name. Groups in order of first appearance.
+pub fn overlay_groups(sources: &[Source], overlay: bool) -> Vec<Vec<usize>> {
+    if overlay && !sources.is_empty() {
+        return vec![(0..sources.len()).collect()];
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, s) in sources.iter().enumerate() {
+        match groups
+            .iter_mut()
+            .find(|g| sources[g[0]].doc.scenario == s.doc.scenario)
+        {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// A document's label: its backend and where it was read from.
+pub fn default_label(s: &Source, i: usize) -> String {
+    match &s.origin {
+        Some(o) => format!("{} · {}", s.doc.backend, o.display()),
+        None => format!("{} · document {}", s.doc.backend, i + 1),
+    }
+}
+
+/// The labels of the documents: `labels` when there is one per document, else the defaults.
+pub fn labels_for(sources: &[Source], labels: &[String]) -> Vec<String> {
+    if labels.len() == sources.len() {
+        labels.to_vec()
+    } else {
+        sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| default_label(s, i))
+            .collect()
     }
 }
 
@@ -262,51 +332,107 @@ pub fn render(sources: &[Source], opts: &Options) -> String {
         .map(|r| r.flows.len() * 4 + 1)
         .sum();
     let per_line = (opts.point_budget / nlines.max(1)).clamp(150, 1000);
-    let mut page = Page {
-        body: String::new(),
-        nplot: 0,
+    let mut page = Page::new();
+    let names: Vec<String> = {
+        let mut v: Vec<String> = Vec::new();
+        for s in sources {
+            if !v.contains(&s.doc.scenario) {
+                v.push(s.doc.scenario.clone());
+            }
+        }
+        v
     };
-    let names: Vec<String> = sources.iter().map(|s| s.doc.scenario.clone()).collect();
     let title = opts
         .title
         .clone()
         .unwrap_or_else(|| format!("cclab report: {}", names.join(", ")));
-    let multi = sources.len() > 1;
-    if multi {
+    let groups = overlay_groups(sources, opts.overlay);
+    let labels = labels_for(sources, &opts.labels);
+    if sources.len() > 1 {
         page.body.push_str("<nav><strong>Contents</strong><ol>");
-        for (i, s) in sources.iter().enumerate() {
-            let _ = write!(
-                page.body,
-                "<li><a href=\"#doc{i}\">{}</a> <span class=\"badge\">{}</span>{}</li>",
-                esc(&s.doc.scenario),
-                esc(&s.doc.backend),
-                origin_note(s)
-            );
+        for (gi, g) in groups.iter().enumerate() {
+            if let [i] = g[..] {
+                let s = &sources[i];
+                let _ = write!(
+                    page.body,
+                    "<li><a href=\"#doc{i}\">{}</a> <span class=\"badge\">{}</span>{}</li>",
+                    esc(&s.doc.scenario),
+                    esc(&s.doc.backend),
+                    origin_note(s)
+                );
+            } else {
+                let _ = write!(
+                    page.body,
+                    "<li><a href=\"#overlay{gi}\">{}</a> <span class=\"badge\">overlay of {}</span> <span class=\"muted\">{}</span></li>",
+                    esc(&sources[g[0]].doc.scenario),
+                    g.len(),
+                    esc(&g.iter().map(|&i| labels[i].as_str()).collect::<Vec<_>>().join(" vs "))
+                );
+            }
         }
         page.body.push_str("</ol></nav>");
     }
-    for (di, s) in sources.iter().enumerate() {
-        doc_section(&mut page, di, s, &pal, per_line, opts);
+    for (gi, g) in groups.iter().enumerate() {
+        if let [i] = g[..] {
+            doc_section(&mut page, i, &sources[i], &pal, per_line, opts);
+        } else {
+            let members: Vec<(&Source, &str)> = g
+                .iter()
+                .map(|&i| (&sources[i], labels[i].as_str()))
+                .collect();
+            crate::overlay::section(&mut page, gi, &members, &pal, per_line, opts);
+        }
     }
     let version = sources
         .first()
         .map(|s| s.doc.cclab.clone())
         .unwrap_or_default();
-    let mut html = String::with_capacity(page.body.len() + 8000);
-    let _ = write!(
-        html,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"generator\" content=\"cclab {v}\"><title>{t}</title><style>{CSS}</style><script>{EARLY_JS}</script></head><body><header><h1>{t}</h1><p class=\"meta\">{n} results document{pl} · {runs} runs · cclab {v} · every plot can be downloaded as SVG or PNG (buttons under it)</p></header><main>{body}</main><footer>Generated by cclab {v}. Self-contained: no network access needed. Rebuild with <code>cclab report DIR</code>.</footer><pre id=\"selfcheck\" hidden></pre><script>{JS}</script></body></html>\n",
+    let meta = format!(
+        "{n} results document{pl} · {runs} runs · cclab {v} · every plot can be downloaded as SVG or PNG (buttons under it){ia}",
         v = esc(&version),
-        t = esc(&title),
         n = sources.len(),
         pl = if sources.len() == 1 { "" } else { "s" },
         runs = sources.iter().map(|s| s.doc.runs.len()).sum::<usize>(),
+        ia = if page.interactive > 0 {
+            "; time series: drag to zoom, Ctrl+wheel to zoom, Shift+drag to pan, double-click to reset, hover for values, click a legend entry to hide its line"
+        } else {
+            ""
+        }
+    );
+    shell(&title, &meta, &version, &page, "cclab report DIR")
+}
+
+/// The page around a body: head (CSS, the error collector), header, footer, the self-check
+/// and export script, and uPlot when the body has interactive charts.
+pub(crate) fn shell(title: &str, meta: &str, version: &str, page: &Page, rebuild: &str) -> String {
+    let mut html = String::with_capacity(page.body.len() + 8000 + UPLOT_JS.len());
+    let (ucss, ujs) = if page.interactive > 0 {
+        (UPLOT_CSS, UPLOT_JS)
+    } else {
+        ("", "")
+    };
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"generator\" content=\"cclab {v}\"><title>{t}</title><style>{CSS}{ucss}</style><script>{EARLY_JS}</script></head><body><header><h1>{t}</h1><p class=\"meta\">{meta}</p></header><main>{body}</main><footer>Generated by cclab {v}. Self-contained: no network access needed. Rebuild with <code>{rebuild}</code>.{lib}</footer><pre id=\"selfcheck\" hidden></pre>{open}{ujs}{close}<script>{JS}</script></body></html>\n",
+        v = esc(version),
+        t = esc(title),
         body = page.body,
+        lib = if page.interactive > 0 {
+            " Interactive charts: uPlot 1.6.32 (MIT licence, © Leon Sorokin), included in this page."
+        } else {
+            ""
+        },
+        open = if ujs.is_empty() { "" } else { "<script>" },
+        close = if ujs.is_empty() { "" } else { "</script>" },
     );
     html
 }
 
-fn origin_note(s: &Source) -> String {
+/// uPlot (<https://github.com/leeoniya/uPlot>, MIT), vendored: see `assets/uplot/README.md`.
+const UPLOT_JS: &str = include_str!("../assets/uplot/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../assets/uplot/uPlot.min.css");
+
+pub(crate) fn origin_note(s: &Source) -> String {
     s.origin
         .as_ref()
         .map(|o| {
@@ -381,7 +507,7 @@ fn doc_section(
     let (svg, wide) = headline(doc, pal, &page.id());
     page.body.push_str("<div class=\"grid\">");
     page.figure(&format!("{name}-goodput"), svg, wide);
-    for (what, c) in matrix_charts(doc, pal) {
+    for (what, c) in matrix_charts(&[(doc, None, "")], pal) {
         let id = page.id();
         let svg = plot::line_chart(&c, &id);
         page.figure(&format!("{name}-{what}"), svg, false);
@@ -505,7 +631,7 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
 }
 
 /// With `--repeat`: one row per matrix point and flow, median [min-max] over the seeds.
-fn seeds_table(out: &mut String, doc: &ResultsDoc) {
+pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
     let groups = crate::table::groups(doc);
     if !groups.iter().any(|g| g.len() > 1) {
         return;
@@ -566,7 +692,7 @@ fn seeds_table(out: &mut String, doc: &ResultsDoc) {
     out.push_str("</tbody></table></div><h3>Every run</h3>");
 }
 
-fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
+pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     // Controllers show in the flow rows' cc column.
     let keys: Vec<String> = doc
         .runs
@@ -757,23 +883,25 @@ fn param_axis(key: &str, vals: &[f64]) -> Axis {
 }
 
 /// One x value of a line: (x, values over seeds, published figure).
-type XPoint = (f64, Vec<f64>, Option<f64>);
+pub(crate) type XPoint = (f64, Vec<f64>, Option<f64>);
 
 /// One chart per (swept numeric parameter, metric): goodput always, FCT when flows are sized.
-fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
-    let keys: Vec<String> = doc.runs[0].params.keys().cloned().collect();
+/// Several documents (an overlay: `(doc, label, dash)`) draw their lines in one chart, a
+/// line's colour shared by the documents and its dash telling them apart.
+pub(crate) fn matrix_charts(
+    docs: &[(&ResultsDoc, Option<&str>, &'static str)],
+    pal: &Palette,
+) -> Vec<(String, LineChart)> {
+    let doc0 = docs[0].0;
+    let keys: Vec<String> = doc0.runs[0].params.keys().cloned().collect();
     let mut out = Vec::new();
-    let has_fct = doc
-        .runs
-        .iter()
-        .any(|r| r.flows.iter().any(|f| f.fct_s.is_some()));
+    let all_runs = || docs.iter().flat_map(|d| d.0.runs.iter());
+    let has_fct = all_runs().any(|r| r.flows.iter().any(|f| f.fct_s.is_some()));
     for x in &keys {
-        let xs: Vec<f64> = doc
-            .runs
-            .iter()
+        let xs: Vec<f64> = all_runs()
             .filter_map(|r| r.params.get(x).and_then(Value::as_f64))
             .collect();
-        if xs.len() != doc.runs.len() {
+        if xs.len() != all_runs().count() {
             continue; // not numeric in every run
         }
         let mut distinct = xs.clone();
@@ -787,51 +915,65 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
             metrics.push(("fct", "flow completion time", Unit::Secs));
         }
         for (what, ylabel, yunit) in metrics {
-            // Lines: (cc, other params) -> x -> values over seeds (+ reference).
-            let mut lines: BTreeMap<(usize, String), (String, BTreeMap<u64, XPoint>)> =
-                BTreeMap::new();
-            let mut order: Vec<String> = Vec::new();
-            for r in &doc.runs {
-                let xv = r.params[x].as_f64().unwrap_or(0.0);
-                let other = params_label(r, &|k: &str| k == x || is_cc_key(k));
-                for cc in ccs_of(r) {
-                    let y = if what == "fct" {
-                        fct_of(r, &cc)
-                    } else {
-                        Some(goodput_of(r, &cc))
-                    };
-                    let Some(y) = y else { continue };
-                    let name = if other.is_empty() {
-                        cc.clone()
-                    } else {
-                        format!("{cc} · {other}")
-                    };
-                    let oi = match order.iter().position(|o| *o == name) {
-                        Some(i) => i,
-                        None => {
-                            order.push(name.clone());
-                            order.len() - 1
+            // Lines: (cc, other params) x document -> x -> values over seeds (+ reference).
+            type LineData = (String, String, BTreeMap<u64, XPoint>);
+            let mut lines: BTreeMap<(usize, usize), LineData> = BTreeMap::new();
+            let mut order: Vec<(String, String)> = Vec::new();
+            for (di, (doc, _, _)) in docs.iter().enumerate() {
+                for r in &doc.runs {
+                    let xv = r.params[x].as_f64().unwrap_or(0.0);
+                    let other = params_label(r, &|k: &str| k == x || is_cc_key(k));
+                    for cc in ccs_of(r) {
+                        let y = if what == "fct" {
+                            fct_of(r, &cc)
+                        } else {
+                            Some(goodput_of(r, &cc))
+                        };
+                        let Some(y) = y else { continue };
+                        let name = if other.is_empty() {
+                            cc.clone()
+                        } else {
+                            format!("{cc} · {other}")
+                        };
+                        let oi = match order.iter().position(|o| o.0 == name) {
+                            Some(i) => i,
+                            None => {
+                                order.push((name.clone(), cc.clone()));
+                                order.len() - 1
+                            }
+                        };
+                        let e = lines
+                            .entry((oi, di))
+                            .or_insert_with(|| (name.clone(), cc.clone(), BTreeMap::new()));
+                        let slot = e.2.entry(xv.to_bits()).or_insert((xv, Vec::new(), None));
+                        slot.1.push(y);
+                        if what == "goodput" && di == 0 && slot.2.is_none() {
+                            slot.2 = reference_for(r, &cc);
                         }
-                    };
-                    let e = lines
-                        .entry((oi, name))
-                        .or_insert_with(|| (cc.clone(), BTreeMap::new()));
-                    let slot = e.1.entry(xv.to_bits()).or_insert((xv, Vec::new(), None));
-                    slot.1.push(y);
-                    if what == "goodput" && slot.2.is_none() {
-                        slot.2 = reference_for(r, &cc);
                     }
                 }
             }
             if lines.is_empty() {
                 continue;
             }
+            // A line's colour: its controller's, shaded by its place among that controller's.
+            let shade_of: Vec<String> = {
+                let mut per_cc: BTreeMap<&str, usize> = BTreeMap::new();
+                order
+                    .iter()
+                    .map(|(_, cc)| {
+                        let k = per_cc.entry(cc.as_str()).or_insert(0);
+                        *k += 1;
+                        pal.shade(cc, *k - 1)
+                    })
+                    .collect()
+            };
             let xaxis = param_axis(x, &distinct);
             let mut yaxis = Axis::new(ylabel, yunit);
             if what == "fct" {
                 let ys: Vec<f64> = lines
                     .values()
-                    .flat_map(|l| l.1.values().flat_map(|s| s.1.iter().copied()))
+                    .flat_map(|l| l.2.values().flat_map(|s| s.1.iter().copied()))
                     .filter(|v| *v > 0.0)
                     .collect();
                 let (lo, hi, _) = min_max_mean(&ys);
@@ -839,20 +981,23 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                     yaxis = yaxis.log();
                 }
             }
-            let title = format!("{}: {} vs {}", doc.scenario, ylabel, key_name(x));
+            let title = format!("{}: {} vs {}", doc0.scenario, ylabel, key_name(x));
             let mut c = LineChart::new(&title, xaxis, yaxis);
-            let mut per_cc: BTreeMap<String, usize> = BTreeMap::new();
             let mut any_ref = false;
             let mut any_spread = false;
-            for ((_, name), (cc, pts)) in &lines {
-                let k = per_cc.entry(cc.clone()).or_insert(0);
-                let color = pal.shade(cc, *k);
-                *k += 1;
+            for ((oi, di), (base, _, pts)) in &lines {
+                let color = shade_of[*oi].clone();
+                let (_, label, dash) = docs[*di];
+                let name = match label {
+                    Some(l) => format!("{base} · {l}"),
+                    None => base.clone(),
+                };
                 let mut pts: Vec<&XPoint> = pts.values().collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let mut l = Line::new(name, &color, Vec::new());
+                let mut l = Line::new(&name, &color, Vec::new());
                 l.marker = Marker::Dot;
                 l.width = 2.0;
+                l.dash = dash;
                 let mut refs = Vec::new();
                 for (xv, ys, r) in &pts {
                     let (lo, hi, mean) = min_max_mean(ys);
@@ -881,7 +1026,7 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                 c.lines.push(l);
                 if !refs.is_empty() {
                     any_ref = true;
-                    let mut rl = Line::new(&format!("{name} published"), &color, refs);
+                    let mut rl = Line::new(&format!("{base} published"), &color, refs);
                     rl.line = false;
                     rl.marker = Marker::Diamond;
                     rl.legend = false;
@@ -890,7 +1035,7 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                         .iter()
                         .map(|(xv, r)| {
                             format!(
-                                "{name}, {} {}: published {}",
+                                "{base}, {} {}: published {}",
                                 key_name(x),
                                 units::param(x, &Value::from(*xv)),
                                 units::rate(*r)
@@ -905,7 +1050,7 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                     "published figure".into(),
                     NEUTRAL.into(),
                     Marker::Diamond,
-                    false,
+                    "",
                 ));
             }
             if any_spread {
@@ -913,7 +1058,7 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
                     "band: min–max over seeds".into(),
                     "#adb5bd".into(),
                     Marker::None,
-                    false,
+                    "",
                 ));
             }
             out.push((format!("{what}-vs-{}", slug(&key_name(x))), c));
@@ -922,12 +1067,308 @@ fn matrix_charts(doc: &ResultsDoc, pal: &Palette) -> Vec<(String, LineChart)> {
     out
 }
 
-fn fmt_metric(what: &str, v: f64) -> String {
+pub(crate) fn fmt_metric(what: &str, v: f64) -> String {
     if what == "fct" {
         units::secs(v)
     } else {
         units::rate(v)
     }
+}
+
+/// One run's part in a run section: the run, its document's label (overlays) and dash.
+pub(crate) struct RunRef<'a> {
+    pub run: &'a RunResult,
+    pub label: Option<&'a str>,
+    pub dash: &'static str,
+}
+
+/// The time-series charts of a run, or of the same run in several documents (overlaid: each
+/// document's lines in its own dash, the flows' colours shared).
+pub(crate) fn run_charts<'a>(
+    runs: &[RunRef<'a>],
+    pal: &Palette,
+    t: &str,
+) -> Vec<(&'static str, TsChart<'a>)> {
+    let overlay = runs.len() > 1;
+    let with: Vec<(&RunRef, &cclab_results::TimeSeries)> = runs
+        .iter()
+        .filter_map(|r| r.run.series.as_ref().map(|ts| (r, ts)))
+        .collect();
+    let Some((first, ts0)) = with.first().copied() else {
+        return Vec::new();
+    };
+    let dur = runs
+        .iter()
+        .map(|r| {
+            if r.run.duration_s > 0.0 {
+                r.run.duration_s
+            } else {
+                r.run
+                    .series
+                    .as_ref()
+                    .and_then(|s| s.t_s.last().copied())
+                    .unwrap_or(1.0)
+            }
+        })
+        .fold(0.0, f64::max);
+    let many = ts0.flows.len() > 8;
+    let colors = |ts: &cclab_results::TimeSeries| -> Vec<String> {
+        let mut shade_k: BTreeMap<&str, usize> = BTreeMap::new();
+        ts.flows
+            .iter()
+            .map(|f| {
+                let k = shade_k.entry(f.cc.as_str()).or_insert(0);
+                *k += 1;
+                pal.shade(&f.cc, *k - 1)
+            })
+            .collect()
+    };
+    let flow_name = |f: &cclab_results::FlowSeries| format!("flow {} · {}", f.id, f.cc);
+    let suffix = |r: &RunRef| r.label.map(|l| format!(" · {l}")).unwrap_or_default();
+    let notes = || -> Vec<(String, String, Marker, &'static str)> {
+        let mut v = Vec::new();
+        if many {
+            for cc in ccs_of(first.run) {
+                let n = ts0.flows.iter().filter(|f| f.cc == cc).count();
+                v.push((
+                    format!("{cc} ({n} flow{})", if n == 1 { "" } else { "s" }),
+                    pal.color(&cc),
+                    Marker::None,
+                    "",
+                ));
+            }
+        }
+        if overlay {
+            for (r, _) in &with {
+                v.push((
+                    r.label.unwrap_or("").to_string(),
+                    NEUTRAL.to_string(),
+                    Marker::None,
+                    r.dash,
+                ));
+            }
+        }
+        v
+    };
+    let per_flow = |title: &str,
+                    yl: &str,
+                    unit: Unit,
+                    get: &dyn Fn(&cclab_results::FlowSeries) -> &Vec<f64>|
+     -> TsChart<'a> {
+        let mut c = TsChart::new(title, Axis::new(yl, unit), dur);
+        for (di, (r, ts)) in with.iter().enumerate() {
+            for (f, col) in ts.flows.iter().zip(colors(ts)) {
+                let mut l = TsLine::new(
+                    &format!("{}{}", flow_name(f), suffix(r)),
+                    &col,
+                    &ts.t_s,
+                    get(f).clone(),
+                );
+                l.dash = r.dash;
+                l.legend = !many && di == 0;
+                if overlay {
+                    // The static legend names flows once (their colour), documents by dash.
+                    l.legend_name = Some(flow_name(f));
+                }
+                if ts.flows.len() > 3 {
+                    l.width = 1.2;
+                }
+                c.lines.push(l);
+            }
+        }
+        c.notes = notes();
+        c
+    };
+    let mut charts: Vec<(&'static str, TsChart)> = Vec::new();
+    charts.push((
+        "goodput",
+        per_flow(
+            &format!("{t}goodput per flow"),
+            "goodput",
+            Unit::Rate,
+            &|f| &f.goodput_bps,
+        ),
+    ));
+    if overlay {
+        charts.push((
+            "cwnd",
+            per_flow(
+                &format!("{t}congestion window"),
+                "cwnd (packets)",
+                Unit::Plain,
+                &|f| &f.cwnd_pkts,
+            ),
+        ));
+    } else {
+        // cwnd solid, inflight dashed.
+        let mut cw = per_flow(
+            &format!("{t}congestion window (solid) and packets in flight (dashed)"),
+            "packets",
+            Unit::Plain,
+            &|f| &f.cwnd_pkts,
+        );
+        for (f, col) in ts0.flows.iter().zip(colors(ts0)) {
+            let mut l = TsLine::new(
+                &format!("{} inflight", flow_name(f)),
+                &col,
+                &ts0.t_s,
+                f.inflight_pkts.clone(),
+            );
+            l.dash = plot::DASH;
+            l.width = 1.2;
+            l.legend = false;
+            cw.lines.push(l);
+        }
+        cw.notes
+            .push(("cwnd".into(), NEUTRAL.into(), Marker::None, ""));
+        cw.notes
+            .push(("inflight".into(), NEUTRAL.into(), Marker::None, plot::DASH));
+        charts.push(("cwnd", cw));
+    }
+    charts.push((
+        "rtt",
+        per_flow(&format!("{t}smoothed RTT (srtt)"), "srtt", Unit::Ms, &|f| {
+            &f.srtt_ms
+        }),
+    ));
+    // Queue: each queue's measured delay when the results have it (per element); else the
+    // bottleneck's backlog converted to delay at the link rate, bytes on the right axis.
+    let rate0 = first.run.link.rate_bps;
+    let mut q = if !ts0.queue_delay_ms.is_empty() {
+        TsChart::new(
+            &format!("{t}queueing delay per queue (mean of the packets leaving each bin)"),
+            Axis::new("queue delay", Unit::Ms),
+            dur,
+        )
+    } else if rate0 > 0.0 {
+        let mut c = TsChart::new(
+            &format!(
+                "{t}bottleneck queue (backlog ÷ link rate {})",
+                units::rate(rate0)
+            ),
+            Axis::new("queue delay", Unit::Ms),
+            dur,
+        );
+        if !overlay {
+            c.y2 = Some(RightAxis {
+                label: "backlog".into(),
+                unit: Unit::Bytes,
+                factor: rate0 / 8.0 / 1e3,
+            });
+        }
+        c
+    } else {
+        TsChart::new(
+            &format!("{t}bottleneck queue"),
+            Axis::new("backlog", Unit::Bytes),
+            dur,
+        )
+    };
+    let by_delay = !ts0.queue_delay_ms.is_empty() || rate0 > 0.0;
+    for (r, ts) in &with {
+        let rate = r.run.link.rate_bps;
+        let mut lines: Vec<(String, Vec<f64>)> = Vec::new();
+        if !ts.queue_delay_ms.is_empty() && by_delay {
+            for (name, v) in &ts.queue_delay_ms {
+                let label = name.strip_prefix("data.").unwrap_or(name);
+                let label = if label == "queue" {
+                    "bottleneck"
+                } else {
+                    label
+                };
+                lines.push((label.to_string(), v.clone()));
+                if overlay {
+                    break; // the bottleneck's
+                }
+            }
+        } else if by_delay && rate > 0.0 {
+            lines.push((
+                "queue".into(),
+                ts.link_queue_bytes
+                    .iter()
+                    .map(|b| b * 8.0 / rate * 1e3)
+                    .collect(),
+            ));
+        } else if !by_delay {
+            lines.push(("queue".into(), ts.link_queue_bytes.clone()));
+        }
+        let nq = lines.len();
+        for (k, (name, v)) in lines.into_iter().enumerate() {
+            let mut l = TsLine::new(
+                &format!("{name}{}", suffix(r)),
+                if k == 0 { NEUTRAL } else { "#bc4c00" },
+                &ts.t_s,
+                v,
+            );
+            l.dash = r.dash;
+            l.legend = nq > 1 || overlay;
+            if k == 0 {
+                l.width = 1.4;
+            }
+            q.lines.push(l);
+        }
+    }
+    if !q.lines.is_empty() {
+        charts.push(("queue", q));
+    }
+    // A varying rate (a schedule, a trace): the link's capacity and what crossed it.
+    if !ts0.link_rate_bps.is_empty() {
+        let mut c = TsChart::new(
+            &format!("{t}link rate (capacity per bin) and total goodput"),
+            Axis::new("rate", Unit::Rate),
+            dur,
+        );
+        for (r, ts) in &with {
+            if ts.link_rate_bps.is_empty() {
+                continue;
+            }
+            let mut cap = TsLine::new(
+                &format!("capacity{}", suffix(r)),
+                NEUTRAL,
+                &ts.t_s,
+                ts.link_rate_bps.clone(),
+            );
+            cap.width = 1.6;
+            cap.dash = r.dash;
+            c.lines.push(cap);
+            let total: Vec<f64> = (0..ts.t_s.len())
+                .map(|i| {
+                    ts.flows
+                        .iter()
+                        .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
+                        .sum()
+                })
+                .collect();
+            let mut gl = TsLine::new(
+                &format!("goodput (all flows){}", suffix(r)),
+                "#0969da",
+                &ts.t_s,
+                total,
+            );
+            gl.dash = if overlay { r.dash } else { plot::DASH };
+            c.lines.push(gl);
+        }
+        charts.push(("rate", c));
+    }
+    charts
+}
+
+/// Add a run's time-series charts to the page, each as a static SVG with the data of its
+/// interactive chart; `sync` ties the run's charts together (cursor and zoom).
+pub(crate) fn ts_figures(
+    page: &mut Page,
+    charts: Vec<(&'static str, TsChart)>,
+    per_line: usize,
+    name: &str,
+    sync: &str,
+) {
+    page.body.push_str("<div class=\"grid\">");
+    for (what, c) in charts {
+        let id = page.id();
+        let (svg, data) = ts::render(&c, per_line, &id, sync);
+        page.figure_data(&format!("{name}-{what}"), svg, &data);
+    }
+    page.body.push_str("</div>");
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -964,210 +1405,22 @@ fn run_section(
         units::pct(run.link.utilization),
         units::ms(run.link.queue_delay_ms.p99)
     );
-    let Some(ts) = &run.series else {
+    if run.series.is_none() {
         page.body.push_str("<p class=\"muted\">No time series for this run (results.json without series/run-N.csv).</p></details>");
         return;
-    };
-    let dur = if run.duration_s > 0.0 {
-        run.duration_s
-    } else {
-        ts.t_s.last().copied().unwrap_or(1.0)
-    };
-    let many = ts.flows.len() > 8;
-    let mut shade_k: BTreeMap<&str, usize> = BTreeMap::new();
-    let colors: Vec<String> = ts
-        .flows
-        .iter()
-        .map(|f| {
-            let k = shade_k.entry(f.cc.as_str()).or_insert(0);
-            *k += 1;
-            pal.shade(&f.cc, *k - 1)
-        })
-        .collect();
-    let flow_name = |f: &cclab_results::FlowSeries| format!("flow {} · {}", f.id, f.cc);
-    let cc_notes = || -> Vec<(String, String, Marker, bool)> {
-        let mut v = Vec::new();
-        for cc in ccs_of(run) {
-            let n = ts.flows.iter().filter(|f| f.cc == cc).count();
-            v.push((
-                format!("{cc} ({n} flow{})", if n == 1 { "" } else { "s" }),
-                pal.color(&cc),
-                Marker::None,
-                false,
-            ));
-        }
-        v
-    };
-    let time = || Axis::new("time", Unit::Secs).range(0.0, dur);
-    let mk = |title: &str,
-              yl: &str,
-              unit: Unit,
-              get: &dyn Fn(&cclab_results::FlowSeries) -> &Vec<f64>|
-     -> LineChart {
-        let mut c = LineChart::new(title, time(), Axis::new(yl, unit));
-        for (f, col) in ts.flows.iter().zip(&colors) {
-            let mut l = Line::new(
-                &flow_name(f),
-                col,
-                plot::downsample(&ts.t_s, get(f), per_line),
-            );
-            l.legend = !many;
-            if ts.flows.len() > 3 {
-                l.width = 1.2;
-            }
-            c.lines.push(l);
-        }
-        if many {
-            c.notes = cc_notes();
-        }
-        c
-    };
-    let t = format!("#{} ", ri + 1);
-    let mut charts: Vec<(&str, LineChart)> = Vec::new();
-    charts.push((
-        "goodput",
-        mk(
-            &format!("{t}goodput per flow"),
-            "goodput",
-            Unit::Rate,
-            &|f| &f.goodput_bps,
-        ),
-    ));
-    // cwnd solid, inflight dashed.
-    let mut cw = mk(
-        &format!("{t}congestion window (solid) and packets in flight (dashed)"),
-        "packets",
-        Unit::Plain,
-        &|f| &f.cwnd_pkts,
+    }
+    let charts = run_charts(
+        &[RunRef {
+            run,
+            label: None,
+            dash: "",
+        }],
+        pal,
+        &format!("#{} ", ri + 1),
     );
-    for (f, col) in ts.flows.iter().zip(&colors) {
-        let mut l = Line::new(
-            &format!("{} inflight", flow_name(f)),
-            col,
-            plot::downsample(&ts.t_s, &f.inflight_pkts, per_line),
-        );
-        l.dashed = true;
-        l.width = 1.2;
-        l.legend = false;
-        cw.lines.push(l);
-    }
-    cw.notes
-        .push(("cwnd".into(), NEUTRAL.into(), Marker::None, false));
-    cw.notes
-        .push(("inflight".into(), NEUTRAL.into(), Marker::None, true));
-    charts.push(("cwnd", cw));
-    charts.push((
-        "rtt",
-        mk(&format!("{t}smoothed RTT (srtt)"), "srtt", Unit::Ms, &|f| {
-            &f.srtt_ms
-        }),
-    ));
-    // Queue: each queue's measured delay when the results have it (per element); else the
-    // bottleneck's backlog converted to delay at the link rate, bytes on the right axis.
-    let rate = run.link.rate_bps;
-    let mut q = if !ts.queue_delay_ms.is_empty() {
-        let mut c = LineChart::new(
-            &format!("{t}queueing delay per queue (mean of the packets leaving each bin)"),
-            time(),
-            Axis::new("queue delay", Unit::Ms),
-        );
-        for (k, (name, v)) in ts.queue_delay_ms.iter().enumerate() {
-            let label = name.strip_prefix("data.").unwrap_or(name);
-            let label = if label == "queue" {
-                "bottleneck"
-            } else {
-                label
-            };
-            let mut l = Line::new(
-                label,
-                if k == 0 { NEUTRAL } else { "#bc4c00" },
-                plot::downsample(&ts.t_s, v, per_line),
-            );
-            l.legend = ts.queue_delay_ms.len() > 1;
-            c.lines.push(l);
-        }
-        c
-    } else if rate > 0.0 {
-        let delay: Vec<f64> = ts
-            .link_queue_bytes
-            .iter()
-            .map(|b| b * 8.0 / rate * 1e3)
-            .collect();
-        let mut c = LineChart::new(
-            &format!(
-                "{t}bottleneck queue (backlog ÷ link rate {})",
-                units::rate(rate)
-            ),
-            time(),
-            Axis::new("queue delay", Unit::Ms),
-        );
-        c.lines.push(Line::new(
-            "queue",
-            NEUTRAL,
-            plot::downsample(&ts.t_s, &delay, per_line),
-        ));
-        c.y2 = Some(RightAxis {
-            label: "backlog".into(),
-            unit: Unit::Bytes,
-            factor: rate / 8.0 / 1e3,
-        });
-        c
-    } else {
-        let mut c = LineChart::new(
-            &format!("{t}bottleneck queue"),
-            time(),
-            Axis::new("backlog", Unit::Bytes),
-        );
-        c.lines.push(Line::new(
-            "queue",
-            NEUTRAL,
-            plot::downsample(&ts.t_s, &ts.link_queue_bytes, per_line),
-        ));
-        c
-    };
-    if ts.queue_delay_ms.len() <= 1 {
-        q.lines[0].legend = false;
-    }
-    q.lines[0].width = 1.4;
-    charts.push(("queue", q));
-    // A varying rate (a schedule, a trace): the link's capacity and what crossed it.
-    if !ts.link_rate_bps.is_empty() {
-        let mut c = LineChart::new(
-            &format!("{t}link rate (capacity per bin) and total goodput"),
-            time(),
-            Axis::new("rate", Unit::Rate),
-        );
-        let mut cap = Line::new(
-            "capacity",
-            NEUTRAL,
-            plot::downsample(&ts.t_s, &ts.link_rate_bps, per_line),
-        );
-        cap.width = 1.6;
-        c.lines.push(cap);
-        let total: Vec<f64> = (0..ts.t_s.len())
-            .map(|i| {
-                ts.flows
-                    .iter()
-                    .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
-                    .sum()
-            })
-            .collect();
-        let mut gl = Line::new(
-            "goodput (all flows)",
-            "#0969da",
-            plot::downsample(&ts.t_s, &total, per_line),
-        );
-        gl.dashed = true;
-        c.lines.push(gl);
-        charts.push(("rate", c));
-    }
-    page.body.push_str("<div class=\"grid\">");
-    for (what, c) in charts {
-        let id = page.id();
-        let svg = plot::line_chart(&c, &id);
-        page.figure(&format!("{name}-run{}-{what}", ri + 1), svg, false);
-    }
-    page.body.push_str("</div></details>");
+    let sync = format!("{name}-run{}", ri + 1);
+    ts_figures(page, charts, per_line, &sync, &sync);
+    page.body.push_str("</details>");
 }
 
 const CSS: &str = r#"
@@ -1206,11 +1459,16 @@ td.ok{color:#1a7f37}td.off{color:#cf222e;font-weight:600}
 details.run{border-top:1px solid #eaeef2;padding:6px 0}
 details.run summary{cursor:pointer}
 footer{color:var(--muted);font-size:12px;margin:30px auto 20px;border-top:1px solid var(--line);padding-top:10px}
+ul.docs{list-style:none;padding:0;margin:8px 0}ul.docs li{margin:2px 0}ul.docs svg{vertical-align:middle}
+th.grp{text-align:center;border-left:1px solid var(--line)}td.d{color:var(--muted)}td.d.off{color:#cf222e}
+figure.plot.live .u-title{font-size:13px;font-weight:600;text-align:left;padding:2px 90px 2px 6px}
+figure.plot.live .u-legend{font-size:11px;text-align:left}figure.plot.live .u-legend .u-series>*{padding:1px 3px}
+figure.plot.live .u-select{background:rgba(9,105,218,.12)}
 @media print{figcaption{display:none}}
 "#;
 
 /// Collects errors before anything else runs (read by the self-check).
-const EARLY_JS: &str = r#"window.__cclabErrors=[];window.addEventListener('error',function(e){window.__cclabErrors.push(String(e.message||e))});(function(){var ce=console.error;console.error=function(){window.__cclabErrors.push(Array.prototype.join.call(arguments,' '));return ce.apply(console,arguments)}})();"#;
+const EARLY_JS: &str = r#"window.__cclabErrors=[];window.addEventListener('load',function(){window.__cclabLoad=Math.round(performance.now())});window.addEventListener('error',function(e){window.__cclabErrors.push(String(e.message||e))});(function(){var ce=console.error;console.error=function(){window.__cclabErrors.push(Array.prototype.join.call(arguments,' '));return ce.apply(console,arguments)}})();"#;
 
 /// Export buttons (SVG as is; PNG through a canvas at 2x) and a self-check that records,
 /// in `#selfcheck` and `html[data-selfcheck]`, the plots without drawn content, the tables
@@ -1234,24 +1492,85 @@ document.addEventListener('click',function(e){
   if(b.getAttribute('data-export')==='svg'){save(name+'.svg',new Blob([svgText(svg)],{type:'image/svg+xml'}));return;}
   toPng(svg,function(p){if(p)save(name+'.png',p);else console.error('PNG export failed for '+name)});
 });
+/* Interactive time series: uPlot over the static SVG (kept for export and without script).
+   Drag: zoom to a range; Ctrl/Cmd+wheel: zoom at the cursor; Shift+drag: pan; double-click:
+   reset; legend: click to hide or show a line; hover: values at the cursor. The charts of a
+   run share their cursor and time range. */
+var groups={},syncing=false;
+function syncX(u){if(syncing||!u.__ready)return;var g=groups[u.__key]||[],mn=u.scales.x.min,mx=u.scales.x.max;syncing=true;
+  g.forEach(function(o){if(o!==u&&(o.scales.x.min!==mn||o.scales.x.max!==mx))o.setScale('x',{min:mn,max:mx})});syncing=false;}
+function clampX(u,lo,hi){var x=u.data[0],a=x[0],b=x[x.length-1];if(hi-lo>=b-a)return[a,b];if(lo<a){hi+=a-lo;lo=a}if(hi>b){lo-=hi-b;hi=b}return[lo,hi];}
+function zoomPan(){return{hooks:{ready:function(u){
+  var o=u.over;
+  o.addEventListener('wheel',function(e){if(!(e.ctrlKey||e.metaKey))return;e.preventDefault();
+    var r=o.getBoundingClientRect(),s=u.scales.x,c=u.posToVal(e.clientX-r.left,'x'),k=e.deltaY<0?0.75:1/0.75,
+    z=clampX(u,c-(c-s.min)*k,c+(s.max-c)*k);u.setScale('x',{min:z[0],max:z[1]});},{passive:false});
+  u.root.addEventListener('mousedown',function(e){if(!(e.shiftKey||e.button===1)||!o.contains(e.target))return;
+    e.preventDefault();e.stopPropagation();var x0=e.clientX,s0=u.scales.x.min,s1=u.scales.x.max,w=o.clientWidth||1;
+    function mv(ev){var dx=(ev.clientX-x0)/w*(s1-s0),z=clampX(u,s0-dx,s1-dx);u.setScale('x',{min:z[0],max:z[1]});}
+    function up(){document.removeEventListener('mousemove',mv,true);document.removeEventListener('mouseup',up,true);}
+    document.addEventListener('mousemove',mv,true);document.addEventListener('mouseup',up,true);},true);
+}}};}
+function nf(v){if(v==null)return '–';var a=Math.abs(v);return a>=1000?v.toFixed(0):a>=100?v.toFixed(1):a>=1?v.toFixed(2):a===0?'0':v.toPrecision(3);}
+function size(fig){var w=Math.max(280,(fig.clientWidth||652)-12);return{width:w,height:Math.max(170,Math.round(w*0.4))};}
+function chart(fig){
+  if(fig.__u)return fig.__u;
+  var el=fig.querySelector('script.tsdata');if(!el||!window.uPlot)return null;
+  var d=JSON.parse(el.textContent),svg=fig.querySelector('svg'),z=size(fig);
+  var series=[{label:'time',value:function(u,v){return v==null?'–':v.toFixed(2)+' s'}}];
+  d.s.forEach(function(s){series.push({label:s.l,stroke:s.c,width:s.w,dash:s.d.length?s.d:undefined,spanGaps:true,points:{show:false},
+    value:function(u,v){return v==null?'–':nf(v)+(d.u?' '+d.u:'')}})});
+  var axes=[{label:'time (s)'},{label:d.y,size:62}];
+  if(d.y2)axes.push({side:1,scale:'y',label:d.y2.l,size:62,grid:{show:false},values:function(u,t){return t.map(function(v){return nf(v*d.y2.f)})}});
+  var opts={title:d.t,width:z.width,height:z.height,series:series,axes:axes,
+    scales:{x:{time:false},y:{range:function(u,lo,hi){return[Math.min(0,lo),hi>0?hi*1.05:1]}}},
+    cursor:{sync:{key:d.k},drag:{x:true,y:false}},legend:{live:true},
+    hooks:{setScale:[function(u,k){if(k==='x')syncX(u)}]},plugins:[zoomPan()]};
+  var box=document.createElement('div');box.className='uwrap';fig.insertBefore(box,svg);
+  var u=new uPlot(opts,[d.x].concat(d.s.map(function(s){return s.v})),box);
+  svg.style.display='none';fig.__u=u;u.__key=d.k;fig.classList.add('live');
+  var g=groups[d.k]=groups[d.k]||[];
+  if(g.length){syncing=true;u.setScale('x',{min:g[0].scales.x.min,max:g[0].scales.x.max});syncing=false;}
+  g.push(u);u.__ready=true;
+  return u;
+}
+window.cclabPlot.chart=chart;
+var tsFigs=document.querySelectorAll('figure.plot.ts');
+if(window.uPlot&&tsFigs.length){
+  /* Charts in open run sections at the load event (the static charts show until then); a
+     closed section's when it opens. */
+  window.addEventListener('load',function(){tsFigs.forEach(function(f){if(!f.closest('details:not([open])'))chart(f)})});
+  document.addEventListener('toggle',function(e){var d=e.target;if(d.open&&d.querySelectorAll)d.querySelectorAll('figure.plot.ts').forEach(chart)},true);
+  var rt;window.addEventListener('resize',function(){clearTimeout(rt);rt=setTimeout(function(){
+    document.querySelectorAll('figure.plot.live').forEach(function(f){f.__u.setSize(size(f))})},150)});
+}
 function check(phase){
-  var figs=document.querySelectorAll('figure.plot'),empty=[],marks=0;
+  var figs=document.querySelectorAll('figure.plot'),empty=[],marks=0,live=0;
   for(var i=0;i<figs.length;i++){
-    var f=figs[i],g=f.querySelector('svg g.data'),n=g?g.querySelectorAll('path,rect,circle').length:0,ok=false;
-    if(g&&n>0){
-      if(f.closest('details:not([open])')){ok=true;}
-      else{var bb=g.getBoundingClientRect();ok=bb.width>0||bb.height>0;}
+    var f=figs[i],ok=false,n=0,hidden=!!f.closest('details:not([open])');
+    if(f.__u){
+      var u=f.__u,cv=u.ctx&&u.ctx.canvas;live++;
+      for(var k=1;k<u.data.length;k++){if(u.data[k].some(function(v){return v!=null}))n++;}
+      ok=n>0&&!!cv&&cv.width>0&&(hidden||u.root.getBoundingClientRect().width>0);
+    }else{
+      var g=f.querySelector('svg g.data');n=g?g.querySelectorAll('path,rect,circle').length:0;
+      if(g&&n>0){
+        if(hidden){ok=true;}
+        else{var bb=g.getBoundingClientRect();ok=bb.width>0||bb.height>0;}
+      }
     }
     marks+=n;if(!ok)empty.push(f.getAttribute('data-name'));
   }
   var r={phase:phase,plots:figs.length,empty:empty,marks:marks,
+    interactive:document.querySelectorAll('figure.plot.ts').length,live:live,
     tables:document.querySelectorAll('table.summary').length,
     rows:document.querySelectorAll('table.summary tbody tr').length,
-    errors:window.__cclabErrors.slice(),ms:Math.round(performance.now())};
+    errors:window.__cclabErrors.slice(),ms:window.__cclabLoad||Math.round(performance.now()),ready_ms:Math.round(performance.now())};
   var j=JSON.stringify(r);document.getElementById('selfcheck').textContent=j;
   document.documentElement.setAttribute('data-selfcheck',r.errors.length||r.empty.length?'fail':'ok');
   return r;
 }
+window.cclabPlot.check=check;
 check('script');
 window.addEventListener('load',function(){check('load')});
 })();

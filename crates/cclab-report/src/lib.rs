@@ -5,13 +5,19 @@
 //! - [`units`]: human formatting of rates, times and ratios.
 //! - [`html`]: the self-contained HTML report (`report.html`) with [`plot`], a small SVG
 //!   plotting module.
+//! - [`overlay`]: several documents of one scenario in the same charts; [`ts`]: time-series
+//!   charts (static SVG + the data of the interactive uPlot chart); [`calpage`]: the
+//!   calibration page (simulator against kernel).
 //! - [`load`]: read results directories back (results.json + series/run-N.csv).
 //! - [`compare`]: pair the runs of two results documents, metric by metric.
 
+pub mod calpage;
 pub mod compare;
 pub mod export;
 pub mod html;
 pub mod load;
+pub mod overlay;
 pub mod plot;
 pub mod table;
+pub mod ts;
 pub mod units;

@@ -132,7 +132,8 @@ pub enum Marker {
 pub struct Line {
     pub name: String,
     pub color: String,
-    pub dashed: bool,
+    /// SVG `stroke-dasharray` of the line ("" = solid; [`DASH`] is the usual dashes).
+    pub dash: &'static str,
     /// Draw the connecting line (false: markers only).
     pub line: bool,
     pub marker: Marker,
@@ -152,7 +153,7 @@ impl Line {
         Line {
             name: name.to_string(),
             color: color.to_string(),
-            dashed: false,
+            dash: "",
             line: true,
             marker: Marker::None,
             width: 1.6,
@@ -179,8 +180,8 @@ pub struct LineChart {
     pub y: Axis,
     pub y2: Option<RightAxis>,
     pub lines: Vec<Line>,
-    /// Extra legend-only entries (name, color, marker, dashed).
-    pub notes: Vec<(String, String, Marker, bool)>,
+    /// Extra legend-only entries (name, color, marker, dash pattern: "" = solid).
+    pub notes: Vec<(String, String, Marker, &'static str)>,
     pub width: f64,
     pub height: f64,
 }
@@ -197,6 +198,17 @@ impl LineChart {
             width: 640.0,
             height: 300.0,
         }
+    }
+}
+
+/// The usual dashes (`stroke-dasharray`).
+pub const DASH: &str = "5 3";
+
+fn dash_attr(d: &str) -> String {
+    if d.is_empty() {
+        String::new()
+    } else {
+        format!(" stroke-dasharray=\"{d}\"")
     }
 }
 
@@ -465,7 +477,7 @@ struct LegendItem {
     name: String,
     color: String,
     marker: Marker,
-    dashed: bool,
+    dash: &'static str,
     line: bool,
     swatch: bool,
 }
@@ -501,7 +513,7 @@ fn legend(items: &[LegendItem], x0: f64, y0: f64, width: f64) -> (String, f64) {
                 r1(x + 18.0),
                 r1(cy),
                 it.color,
-                if it.dashed { " stroke-dasharray=\"4 3\"" } else { "" }
+                dash_attr(it.dash)
             );
         }
         s.push_str(&marker_svg(it.marker, x + 9.0, cy, &it.color, ""));
@@ -561,7 +573,7 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
             name: l.name.clone(),
             color: l.color.clone(),
             marker: l.marker,
-            dashed: l.dashed,
+            dash: l.dash,
             line: l.line,
             swatch: false,
         })
@@ -571,7 +583,7 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
             name: n.clone(),
             color: col.clone(),
             marker: *m,
-            dashed: *d,
+            dash: d,
             line: *m == Marker::None,
             swatch: false,
         });
@@ -764,7 +776,7 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
                 "<path class=\"ln\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>",
                 l.color,
                 l.width,
-                if l.dashed { " stroke-dasharray=\"5 3\"" } else { "" }
+                dash_attr(l.dash)
             );
         }
         if l.marker != Marker::None || l.points.len() == 1 {
@@ -825,7 +837,7 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
                 name: b.series.clone(),
                 color: b.color.clone(),
                 marker: Marker::None,
-                dashed: false,
+                dash: "",
                 line: false,
                 swatch: true,
             });
@@ -836,7 +848,7 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
             name: "published figure".into(),
             color: INK.into(),
             marker: Marker::Diamond,
-            dashed: false,
+            dash: "",
             line: false,
             swatch: false,
         });
@@ -846,7 +858,7 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
             name: "min–max over seeds".into(),
             color: INK.into(),
             marker: Marker::None,
-            dashed: false,
+            dash: "",
             line: true,
             swatch: false,
         });
@@ -975,7 +987,8 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
                 ));
                 label_y = label_y.min(yr - 6.0);
             }
-            if !b.label.is_empty() {
+            // A value label only where it fits over its bar (the tooltip always has it).
+            if !b.label.is_empty() && text_w(&b.label, 11.0) * 1.05 <= bw {
                 let _ = write!(
                     s,
                     "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"600\" fill=\"{INK}\">{}</text>",
@@ -987,6 +1000,199 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
         }
     }
     let _ = id;
+    s.push_str("</g></svg>");
+    s
+}
+
+/// One point of a [`Scatter`]: x and y in SI units; an optional x range (error bar).
+#[derive(Clone, Debug)]
+pub struct ScatterPoint {
+    pub x: f64,
+    pub y: f64,
+    /// Drawn as a horizontal error bar (min, max).
+    pub x_range: Option<(f64, f64)>,
+    pub color: String,
+    pub tip: String,
+}
+
+/// A scatter of y against x on equal log axes (the same unit on both), with the y = x line
+/// and a relative band around it: model against measurement.
+#[derive(Clone, Debug)]
+pub struct Scatter {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub unit: Unit,
+    pub points: Vec<ScatterPoint>,
+    /// Half-width of the band around y = x, relative (0.1: ±10%); 0 for none.
+    pub band: f64,
+    /// Legend entries for the point colours (name, colour).
+    pub legend: Vec<(String, String)>,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// Render a [`Scatter`] as an `<svg>` element (log axes; values <= 0 are drawn hollow at the
+/// axis minimum). `id` must be unique in the page (clip path).
+pub fn scatter(c: &Scatter, id: &str) -> String {
+    let (w, h) = (c.width, c.height);
+    let (left, right, bottom) = (62.0, 18.0, 44.0);
+    let mut items: Vec<LegendItem> = c
+        .legend
+        .iter()
+        .map(|(n, col)| LegendItem {
+            name: n.clone(),
+            color: col.clone(),
+            marker: Marker::Dot,
+            dash: "",
+            line: false,
+            swatch: false,
+        })
+        .collect();
+    items.push(LegendItem {
+        name: "y = x".into(),
+        color: MUTED.into(),
+        marker: Marker::None,
+        dash: "4 3",
+        line: true,
+        swatch: false,
+    });
+    if c.band > 0.0 {
+        items.push(LegendItem {
+            name: format!("±{}%", tick_label(c.band * 100.0)),
+            color: "#cfe8d5".into(),
+            marker: Marker::None,
+            dash: "",
+            line: false,
+            swatch: true,
+        });
+    }
+    if c.points.iter().any(|p| p.x_range.is_some()) {
+        items.push(LegendItem {
+            name: format!("{} min–max", c.x_label.split(' ').next().unwrap_or("x")),
+            color: INK.into(),
+            marker: Marker::None,
+            dash: "",
+            line: true,
+            swatch: false,
+        });
+    }
+    let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
+    let top = 34.0 + leg_h + 6.0;
+    let (px0, px1, py0, py1) = (left, w - right, h - bottom, top);
+    let pos: Vec<f64> = c
+        .points
+        .iter()
+        .flat_map(|p| {
+            let (a, b) = p.x_range.unwrap_or((p.x, p.x));
+            [p.x, p.y, a, b]
+        })
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = pos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if lo.is_finite() {
+        (lo, hi)
+    } else {
+        (1.0, 10.0)
+    };
+    let ax = |label: &str| Axis::new(label, c.unit).log().range(lo, hi);
+    let xt = build_axis(&ax(&c.x_label), &[lo, hi], px0, px1, true, 6);
+    let yt = build_axis(&ax(&c.y_label), &[lo, hi], py0, py1, true, 5);
+    let (d0, d1) = (xt.map.d0, xt.map.d1);
+    let fx = |v: f64| xt.map.px(v.max(d0));
+    let fy = |v: f64| yt.map.px(v.max(d0));
+    let mut s = svg_open(w, h, &c.title);
+    s.push_str(&leg);
+    let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
+    y_grid(&mut s, &yt, px0, px1);
+    for t in &xt.ticks {
+        let x = xt.map.px(*t);
+        let _ = write!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            r1(x),
+            r1(py1),
+            r1(x),
+            r1(py0),
+            r1(x),
+            r1(py0 + 16.0),
+            tick_label(t / xt.div)
+        );
+    }
+    s.push_str("</g>");
+    let _ = write!(
+        s,
+        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text><text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
+        r1(px0),
+        r1(py1),
+        r1(py0),
+        r1(px1),
+        r1((px0 + px1) / 2.0),
+        r1(h - 8.0),
+        esc(&axis_title(&c.x_label, xt.unit)),
+        r1((py0 + py1) / 2.0),
+        esc(&axis_title(&c.y_label, yt.unit))
+    );
+    let _ = write!(
+        s,
+        "<clipPath id=\"clip-{id}\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/></clipPath><g clip-path=\"url(#clip-{id})\">",
+        r1(px0),
+        r1(py1),
+        r1(px1 - px0),
+        r1(py0 - py1)
+    );
+    if c.band > 0.0 {
+        let (a, b) = (1.0 - c.band, 1.0 + c.band);
+        let _ = write!(
+            s,
+            "<path class=\"band\" d=\"M{},{}L{},{}L{},{}L{},{}Z\" fill=\"#cfe8d5\" fill-opacity=\"0.7\" stroke=\"none\"/>",
+            r1(xt.map.px(d0)),
+            r1(yt.map.px(d0 * a)),
+            r1(xt.map.px(d1)),
+            r1(yt.map.px(d1 * a)),
+            r1(xt.map.px(d1)),
+            r1(yt.map.px(d1 * b)),
+            r1(xt.map.px(d0)),
+            r1(yt.map.px(d0 * b))
+        );
+    }
+    let _ = write!(
+        s,
+        "<path class=\"diag\" d=\"M{},{}L{},{}\" stroke=\"{MUTED}\" stroke-width=\"1.2\" stroke-dasharray=\"4 3\" fill=\"none\"/></g><g class=\"data\" clip-path=\"url(#clip-{id})\">",
+        r1(xt.map.px(d0)),
+        r1(yt.map.px(d0)),
+        r1(xt.map.px(d1)),
+        r1(yt.map.px(d1))
+    );
+    for p in &c.points {
+        let y = fy(p.y);
+        if let Some((a, b)) = p.x_range {
+            let _ = write!(
+                s,
+                "<path class=\"eb\" d=\"M{},{}H{}M{},{}v6M{},{}v6\" stroke=\"{}\" stroke-width=\"1.2\" stroke-opacity=\"0.7\" fill=\"none\"/>",
+                r1(fx(a)),
+                r1(y),
+                r1(fx(b)),
+                r1(fx(a)),
+                r1(y - 3.0),
+                r1(fx(b)),
+                r1(y - 3.0),
+                p.color
+            );
+        }
+        let hollow = p.x <= 0.0 || p.y <= 0.0;
+        let _ = write!(
+            s,
+            "<circle class=\"pt\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\" fill-opacity=\"0.85\" stroke=\"{}\" stroke-width=\"{}\"><title>{}</title></circle>",
+            r1(fx(p.x)),
+            r1(y),
+            if hollow { "#fff" } else { &p.color },
+            if hollow { &p.color } else { "#fff" },
+            if hollow { "1.6" } else { "0.8" },
+            esc(&p.tip)
+        );
+    }
     s.push_str("</g></svg>");
     s
 }
@@ -1104,6 +1310,47 @@ mod tests {
         assert!(s.contains("time (s)"));
         assert!(s.contains("flow 0 (cubic)"));
         assert!(s.contains("class=\"ln\""));
+    }
+
+    #[test]
+    fn scatter_has_diagonal_band_error_bars_and_tips() {
+        let c = Scatter {
+            title: "goodput".into(),
+            x_label: "kernel".into(),
+            y_label: "simulator".into(),
+            unit: Unit::Rate,
+            points: vec![
+                ScatterPoint {
+                    x: 9e6,
+                    y: 9.2e6,
+                    x_range: Some((8e6, 9.5e6)),
+                    color: "#1c64d8".into(),
+                    tip: "cal-a · cubic".into(),
+                },
+                ScatterPoint {
+                    x: 90e6,
+                    y: 0.0,
+                    x_range: None,
+                    color: "#e8590c".into(),
+                    tip: "cal-b · bbr".into(),
+                },
+            ],
+            band: 0.1,
+            legend: vec![("cubic".into(), "#1c64d8".into())],
+            width: 500.0,
+            height: 460.0,
+        };
+        let s = scatter(&c, "s");
+        assert_eq!(s.matches("class=\"pt\"").count(), 2);
+        assert_eq!(s.matches("class=\"eb\"").count(), 1);
+        assert!(s.contains("class=\"diag\"") && s.contains("class=\"band\""));
+        assert!(s.contains("<title>cal-a · cubic</title>") && s.contains("±10%"));
+        assert!(
+            s.contains("kernel (Mbit/s)") && s.contains("simulator (Mbit/s)"),
+            "{s}"
+        );
+        // A 0 is drawn hollow at the axis minimum.
+        assert!(s.contains("fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#e8590c\""));
     }
 
     #[test]

@@ -714,6 +714,104 @@ pub fn markdown(cal: &Calibration) -> String {
     s
 }
 
+/// The calibration page (`report.html`): the targets on top, then per metric a scatter of
+/// the simulator against the kernel (see [`cclab_report::calpage`]).
+pub fn html(cal: &Calibration) -> String {
+    use cclab_report::calpage::{self, CalPoint, CalReport, CalStats};
+    let st = |s: &Stats| CalStats {
+        median: s.median,
+        min: s.min,
+        max: s.max,
+        n: s.n,
+    };
+    let mut intro = vec![format!(
+        "Produced by `cclab calibrate --repeat {}` (cclab {}). Each point runs on both backends with the same consecutive seeds; values are medians over them; error = (sim median - kernel median) / kernel median. Identical flows are compared by rank (`cubic #1/2`: the faster of two identical CUBIC flows in each run).",
+        cal.repeat, cal.cclab
+    )];
+    if let Some(dir) = &cal.kernel_from {
+        intro.push(format!(
+            "The simulator was re-run against the kernel results stored in {dir} (--kernel-from); they were not re-measured."
+        ));
+    }
+    let mut targets = Vec::new();
+    let mut per_cc = Vec::new();
+    if cal.kernel {
+        let sm = &cal.summary;
+        targets = vec![
+            (
+                "goodput within 10% (or kernel range) at >= 80% of points".to_string(),
+                format!(
+                    "{:.0}% of {}",
+                    sm.goodput_within_10pct * 100.0,
+                    sm.goodput_points
+                ),
+                sm.goodput_within_10pct >= 0.8,
+            ),
+            (
+                "goodput within 25% (or kernel range) at all points".to_string(),
+                if sm.goodput_all_within_25pct {
+                    "all"
+                } else {
+                    "not all"
+                }
+                .to_string(),
+                sm.goodput_all_within_25pct,
+            ),
+            (
+                "retransmit ratio within 1.5x where kernel > 0.1%".to_string(),
+                format!(
+                    "{:.0}% of {}",
+                    sm.retrans_within_1_5x * 100.0,
+                    sm.retrans_points
+                ),
+                sm.retrans_points == 0 || sm.retrans_within_1_5x >= 1.0,
+            ),
+            (
+                "RTT p50 within 15%".to_string(),
+                format!("{:.0}% of {}", sm.rtt_within_15pct * 100.0, sm.rtt_points),
+                sm.rtt_points == 0 || sm.rtt_within_15pct >= 1.0,
+            ),
+        ];
+        for (cc, m) in &sm.per_cc {
+            for (metric, e) in m {
+                per_cc.push((
+                    cc.clone(),
+                    metric.clone(),
+                    e.points,
+                    e.median_abs_error,
+                    e.worst_abs_error,
+                ));
+            }
+        }
+    }
+    let points = cal
+        .points
+        .iter()
+        .flat_map(|p| {
+            p.metrics.iter().map(move |m| CalPoint {
+                scenario: p.scenario.clone(),
+                params: p.params.clone(),
+                flow: flow_label(p),
+                cc: p.cc.clone(),
+                metric: m.metric.to_string(),
+                sim: m.sim,
+                sim_stats: st(&m.sim_stats),
+                kernel: m.kernel.as_ref().map(st),
+                error: m.error,
+                ok: m.ok,
+            })
+        })
+        .collect();
+    calpage::render(&CalReport {
+        title: "Calibration: simulator vs kernel".into(),
+        version: cal.cclab.clone(),
+        intro,
+        targets,
+        per_cc,
+        points,
+    })
+}
+
 /// One line per point and flow for the terminal.
 pub fn text(cal: &Calibration) -> String {
     let mut s = String::new();

@@ -19,6 +19,19 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<load::Source>, Error> {
 /// Build the report of `inputs` into `out` (an HTML file); returns its size in bytes.
 pub fn write_report(inputs: &[PathBuf], out: &Path, opts: &html::Options) -> Result<usize, Error> {
     let sources = load_all(inputs)?;
+    if !opts.labels.is_empty() && opts.labels.len() != sources.len() {
+        return Err(Error::new(format!(
+            "--label given {} times for {} results documents ({}): give one per document, in order",
+            opts.labels.len(),
+            sources.len(),
+            sources
+                .iter()
+                .enumerate()
+                .map(|(i, s)| html::default_label(s, i))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
     let page = html::render(&sources, opts);
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
