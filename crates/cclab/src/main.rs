@@ -79,6 +79,12 @@ enum Cmd {
         #[command(subcommand)]
         cmd: LabCmd,
     },
+    /// Serve `cclab perf` clients on this host (the far end of a real-path measurement)
+    Serve(ServeArgs),
+    /// Measure the real path to a `cclab serve` host: one run per controller, same results schema
+    Perf(PerfArgs),
+    /// Download a URL over plain HTTP/1.1 (any web server) and measure it, same results schema
+    Get(GetArgs),
     /// Make link traces (Mahimahi format, for link.trace) or describe one
     Trace {
         #[command(subcommand)]
@@ -153,6 +159,102 @@ enum TraceCmd {
     },
 }
 
+#[derive(Args)]
+struct ServeArgs {
+    /// Address and port to listen on (docs/remote.md)
+    #[arg(long, default_value = "0.0.0.0:5301", value_name = "ADDR:PORT")]
+    listen: String,
+    /// Pre-shared key (a file of mode 600, at least 16 bytes); without one only loopback
+    /// clients are served
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
+    /// Longest run a client may ask for
+    #[arg(long, default_value = "60s", value_name = "TIME")]
+    max_duration: String,
+    /// Most streams in one run
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    max_parallel: u16,
+    /// Runs one client address may have going at once
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    max_runs: u16,
+    /// Bytes one client address may move in any hour
+    #[arg(long, default_value = "100gb", value_name = "SIZE")]
+    max_bytes: String,
+    /// Connections served at once, all clients together
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    max_clients: usize,
+    /// No log lines on stderr
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct PerfArgs {
+    /// The host running `cclab serve`: HOST or HOST:PORT (port 5301 by default)
+    #[arg(value_name = "HOST[:PORT]")]
+    target: String,
+    /// Congestion controls of the sending side, one run each, comma-separated
+    #[arg(long, default_value = "cubic", value_name = "CC,...")]
+    cc: String,
+    /// Length of each run (also the bound of a --size run)
+    #[arg(long, default_value = "10s", value_name = "TIME")]
+    duration: String,
+    /// Runs per controller
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// A sized transfer per stream (e.g. 25mb) instead of bulk for the duration
+    #[arg(long, value_name = "SIZE")]
+    size: Option<String>,
+    /// Upload (this host sends) instead of a download (the server sends)
+    #[arg(long, short = 'R')]
+    reverse: bool,
+    /// Streams per run
+    #[arg(long, short = 'P', default_value_t = 1, value_name = "N")]
+    parallel: u16,
+    /// Pre-shared key (the server's --key-file)
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
+    /// Print the results document as JSON on stdout (no per-second lines)
+    #[arg(long)]
+    json: bool,
+    /// Write results.json, flows.csv, series/run-N.csv and report.html into DIR
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Name of the measurement in the results (what `cclab compare` matches on)
+    #[arg(long, default_value = "perf", value_name = "NAME")]
+    name: String,
+    /// No per-second lines
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct GetArgs {
+    /// http://HOST[:PORT]/PATH (plain HTTP/1.1)
+    url: String,
+    /// Downloads
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// Longest one download may take
+    #[arg(long, default_value = "60s", value_name = "TIME")]
+    timeout: String,
+    /// Most bytes read per download
+    #[arg(long, default_value = "1gb", value_name = "SIZE")]
+    max_size: String,
+    /// Print the results document as JSON on stdout (no per-second lines)
+    #[arg(long)]
+    json: bool,
+    /// Write results.json, flows.csv, series/run-N.csv and report.html into DIR
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Name of the measurement in the results
+    #[arg(long, default_value = "get", value_name = "NAME")]
+    name: String,
+    /// No per-second lines
+    #[arg(short, long)]
+    quiet: bool,
+}
+
 #[derive(Subcommand)]
 enum LabCmd {
     /// Remove every namespace, link and process a killed kernel run left behind (cclab-* names)
@@ -215,7 +317,8 @@ struct CalArgs {
     /// attempt counts, else the least disturbed)
     #[arg(long, default_value_t = 2, value_name = "N")]
     retry_disturbed: u32,
-    /// Write calibration.json, calibration.md and the raw results documents into DIR
+    /// Write calibration.json, calibration.md, report.html (scatters of simulator against
+    /// kernel) and the raw results documents into DIR
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print the calibration as JSON
@@ -254,6 +357,14 @@ struct ReportArgs {
     /// Page title
     #[arg(long, value_name = "TEXT")]
     title: Option<String>,
+    /// Draw every document in the same charts, whatever its scenario's name (documents of the
+    /// same scenario always share charts)
+    #[arg(long)]
+    overlay: bool,
+    /// A document's name in overlays (repeatable: one per document, in order; default: its
+    /// backend and directory)
+    #[arg(long, value_name = "TEXT")]
+    label: Vec<String>,
 }
 
 #[derive(Args)]
@@ -356,6 +467,9 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => cmd_bench(a),
         Cmd::Doctor(a) => cmd_doctor(a),
         Cmd::Trace { cmd } => cmd_trace(cmd),
+        Cmd::Serve(a) => cmd_serve(a),
+        Cmd::Perf(a) => cmd_perf(a),
+        Cmd::Get(a) => cmd_get(a),
         Cmd::Calibrate(a) => cmd_calibrate(a),
         Cmd::Advise(a) => cmd_advise(a),
         Cmd::Lab {
@@ -535,19 +649,32 @@ fn write_out(
     plans: &[runner::Plan],
     docs: &[cclab_results::ResultsDoc],
 ) -> Result<(), Error> {
+    let metas: Vec<(&str, &str, Option<&str>)> = plans
+        .iter()
+        .map(|p| (p.name.as_str(), p.path.as_str(), p.description.as_deref()))
+        .collect();
+    write_docs(dir, &metas, docs)
+}
+
+/// [`write_out`] for documents described by (name, source, description).
+fn write_docs(
+    dir: &Path,
+    metas: &[(&str, &str, Option<&str>)],
+    docs: &[cclab_results::ResultsDoc],
+) -> Result<(), Error> {
     let mut bases = Vec::new();
-    for (p, d) in plans.iter().zip(docs) {
+    for ((name, path, description), d) in metas.iter().zip(docs) {
         let base = if docs.len() == 1 {
             dir.to_path_buf()
         } else {
-            dir.join(&p.name)
+            dir.join(name)
         };
         prepare_dir(&base)?;
         bases.push(base.clone());
         write_file(&base.join("results.json"), &export::json(d))?;
         write_file(
             &base.join("meta.json"),
-            &load::meta_json(&p.name, &p.path, p.description.as_deref()),
+            &load::meta_json(name, path, *description),
         )?;
         write_file(&base.join("flows.csv"), &export::flows_csv(d))?;
         let sdir = base.join("series");
@@ -560,6 +687,160 @@ fn write_out(
     }
     reports::write_report(&bases, &dir.join("report.html"), &html::Options::default())?;
     Ok(())
+}
+
+fn remote_err(e: cclab_remote::RemoteError) -> Error {
+    Error {
+        msg: e.to_string(),
+        exit: e.exit_code(),
+    }
+}
+
+fn cmd_serve(a: ServeArgs) -> Result<(), Error> {
+    use cclab_remote::{parse_duration, parse_size};
+    let listen = cclab_remote::server::parse_listen(&a.listen).map_err(remote_err)?;
+    let key = a
+        .key_file
+        .as_deref()
+        .map(cclab_remote::Key::load)
+        .transpose()
+        .map_err(remote_err)?;
+    let limits = cclab_remote::Limits {
+        max_duration: parse_duration("--max-duration", &a.max_duration).map_err(remote_err)?,
+        max_parallel: a.max_parallel,
+        max_runs: a.max_runs,
+        max_bytes: parse_size("--max-bytes", &a.max_bytes).map_err(remote_err)?,
+        max_clients: a.max_clients,
+        ..Default::default()
+    };
+    if limits.max_duration.is_zero() || a.max_parallel == 0 || a.max_runs == 0 || a.max_clients == 0
+    {
+        return Err(Error::new(
+            "--max-duration, --max-parallel, --max-runs and --max-clients must be more than 0",
+        ));
+    }
+    let server = cclab_remote::Server::bind(cclab_remote::ServeOptions {
+        listen,
+        key,
+        limits,
+        log_stderr: !a.quiet,
+    })
+    .map_err(remote_err)?;
+    // Runs until SIGINT/SIGTERM, then closes every session and returns (exit status 0).
+    server.run().map_err(remote_err)
+}
+
+/// Print a host results document (table or JSON) and write `--out`.
+fn print_host_doc(
+    doc: &cclab_results::ResultsDoc,
+    title: &str,
+    json: bool,
+    out: Option<&Path>,
+) -> Result<(), Error> {
+    if let Some(dir) = out {
+        write_docs(
+            dir,
+            &[(&doc.scenario, title, None)],
+            std::slice::from_ref(doc),
+        )?;
+    }
+    let stdout = std::io::stdout();
+    let mut o = stdout.lock();
+    if json {
+        let _ = writeln!(o, "{}", export::json(doc));
+        return Ok(());
+    }
+    // A real path has no emulated bottleneck: the table's link lines (rate, queue, drops of
+    // the lab's element) would only show zeros.
+    let table = table::render(doc, title);
+    for line in table.lines() {
+        let t = line.trim_start();
+        let is_link_line = t.starts_with('#')
+            && t[1..].split_once(':').is_some_and(|(n, rest)| {
+                n.chars().all(|c| c.is_ascii_digit()) && rest.starts_with(" link ")
+            });
+        if !is_link_line {
+            let _ = writeln!(o, "{line}");
+        }
+    }
+    if let Some(dir) = out {
+        let _ = writeln!(o, "results written to {}", dir.display());
+        let _ = writeln!(o, "report: {}", dir.join("report.html").display());
+    }
+    Ok(())
+}
+
+fn cmd_perf(a: PerfArgs) -> Result<(), Error> {
+    use cclab_remote::{parse_duration, parse_size};
+    let key = a
+        .key_file
+        .as_deref()
+        .map(cclab_remote::Key::load)
+        .transpose()
+        .map_err(remote_err)?;
+    let ccs: Vec<String> =
+        a.cc.split(',')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+    let opts = cclab_remote::PerfOptions {
+        target: a.target.clone(),
+        ccs,
+        duration: parse_duration("--duration", &a.duration).map_err(remote_err)?,
+        repeat: a.repeat,
+        size: a
+            .size
+            .as_deref()
+            .map(|s| parse_size("--size", s))
+            .transpose()
+            .map_err(remote_err)?,
+        reverse: a.reverse,
+        parallel: a.parallel,
+        key,
+        progress: !a.json && !a.quiet,
+        name: a.name.clone(),
+    };
+    if let Some(dir) = &a.out {
+        prepare_dir(dir)?;
+    }
+    let doc = cclab_remote::perf(&opts).map_err(remote_err)?;
+    let title = format!(
+        "{}  (host backend: {} {}, {} run{})",
+        doc.scenario,
+        if a.reverse {
+            "upload to"
+        } else {
+            "download from"
+        },
+        a.target,
+        doc.runs.len(),
+        if doc.runs.len() == 1 { "" } else { "s" }
+    );
+    print_host_doc(&doc, &title, a.json, a.out.as_deref())
+}
+
+fn cmd_get(a: GetArgs) -> Result<(), Error> {
+    use cclab_remote::{parse_duration, parse_size};
+    let opts = cclab_remote::GetOptions {
+        url: a.url.clone(),
+        repeat: a.repeat,
+        timeout: parse_duration("--timeout", &a.timeout).map_err(remote_err)?,
+        max_size: parse_size("--max-size", &a.max_size).map_err(remote_err)?,
+        progress: !a.json && !a.quiet,
+        name: a.name.clone(),
+    };
+    if let Some(dir) = &a.out {
+        prepare_dir(dir)?;
+    }
+    let doc = cclab_remote::get(&opts).map_err(remote_err)?;
+    let title = format!(
+        "{}  (host backend: GET {}, {} download{})",
+        doc.scenario,
+        a.url,
+        doc.runs.len(),
+        if doc.runs.len() == 1 { "" } else { "s" }
+    );
+    print_host_doc(&doc, &title, a.json, a.out.as_deref())
 }
 
 fn cmd_report(a: ReportArgs) -> Result<(), Error> {
@@ -576,6 +857,8 @@ fn cmd_report(a: ReportArgs) -> Result<(), Error> {
     };
     let opts = html::Options {
         title: a.title.clone(),
+        overlay: a.overlay,
+        labels: a.label.clone(),
         ..Default::default()
     };
     let bytes = reports::write_report(&a.dirs, &out, &opts)?;
@@ -875,6 +1158,7 @@ fn cmd_calibrate(a: CalArgs) -> Result<(), Error> {
             &dir.join("calibration.md"),
             &cclab::calibrate::markdown(&cal),
         )?;
+        write_file(&dir.join("report.html"), &cclab::calibrate::html(&cal))?;
         for (kind, docs) in [("sim", &sim_docs), ("kernel", &kernel_docs)] {
             for d in docs.iter() {
                 write_file(

@@ -1,0 +1,607 @@
+//! The server's security properties over loopback (no root needed): authentication both
+//! ways, data connections bound to their session, per-client limits, hostile input, the cap
+//! on clients, and controllers the sender lacks. Each test runs its own server on its own
+//! port.
+
+use cclab_remote::auth;
+use cclab_remote::protocol::{code, read_msg, Conn, Msg, MAC_LEN, SESSION_LEN, VERSION};
+use cclab_remote::{Key, Limits, PerfOptions, RemoteError, ServeOptions, Server, ServerHandle};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+const KEY: &[u8] = b"0123456789abcdef-secret";
+
+fn serve(key: Option<&[u8]>, limits: Limits) -> ServerHandle {
+    Server::bind(ServeOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        key: key.map(|k| Key::from_bytes(k).unwrap()),
+        limits,
+        log_stderr: false,
+    })
+    .unwrap()
+    .spawn()
+}
+
+fn perf(
+    srv: &ServerHandle,
+    key: Option<&[u8]>,
+    f: impl FnOnce(&mut PerfOptions),
+) -> Result<cclab_results::ResultsDoc, RemoteError> {
+    let mut o = PerfOptions {
+        target: srv.addr.to_string(),
+        duration: Duration::from_millis(300),
+        key: key.map(|k| Key::from_bytes(k).unwrap()),
+        ..Default::default()
+    };
+    f(&mut o);
+    cclab_remote::perf(&o)
+}
+
+/// A hand-driven control session (to send what `perf` never would).
+struct Raw {
+    conn: Conn,
+    session: [u8; SESSION_LEN],
+    sk: [u8; MAC_LEN],
+}
+
+fn raw(addr: SocketAddr, key: &[u8]) -> Raw {
+    let mut conn = Conn::new(TcpStream::connect(addr).unwrap()).unwrap();
+    let nc = auth::nonce().unwrap();
+    conn.send(&Msg::Hello {
+        version: VERSION,
+        nonce: nc,
+    })
+    .unwrap();
+    let Msg::Challenge { nonce: ns, .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
+        panic!("no challenge")
+    };
+    let mac = (!key.is_empty()).then(|| auth::mac(key, auth::CLIENT, &[&nc, &ns]));
+    conn.send(&Msg::Auth { mac }).unwrap();
+    let Msg::Welcome { session, .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
+        panic!("no welcome")
+    };
+    Raw {
+        conn,
+        session,
+        sk: auth::session_key(key, &nc, &ns),
+    }
+}
+
+impl Raw {
+    fn request(&mut self, run: u32, duration_ms: u32, parallel: u16) -> Msg {
+        self.conn
+            .send(&Msg::RunRequest {
+                run,
+                cc: "cubic".into(),
+                reverse: false,
+                duration_ms,
+                size: 0,
+                parallel,
+            })
+            .unwrap();
+        self.conn.recv(Duration::from_secs(5)).unwrap()
+    }
+    fn data(
+        &self,
+        addr: SocketAddr,
+        session: [u8; 16],
+        run: u32,
+        stream: u16,
+        mac: [u8; 32],
+    ) -> TcpStream {
+        let mut d = TcpStream::connect(addr).unwrap();
+        d.write_all(
+            &Msg::DataHello {
+                session,
+                run,
+                stream,
+                mac,
+            }
+            .encode(),
+        )
+        .unwrap();
+        d
+    }
+    /// The remaining messages of a run up to RunDone.
+    fn finish(&mut self) -> Msg {
+        loop {
+            match self.conn.recv(Duration::from_secs(20)).unwrap() {
+                Msg::Samples { .. } | Msg::RunStart { .. } => continue,
+                m => return m,
+            }
+        }
+    }
+}
+
+/// The error (code, message) a connection received, if any.
+fn error_of(s: &mut TcpStream) -> Option<(u16, String)> {
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    match read_msg(s) {
+        Ok(Msg::Error { code, message }) => Some((code, message)),
+        _ => None,
+    }
+}
+
+fn wait_log(srv: &ServerHandle, what: &str) -> Vec<String> {
+    let t = Instant::now();
+    loop {
+        let log = srv.log();
+        if log.iter().any(|l| l.contains(what)) || t.elapsed() > Duration::from_secs(5) {
+            return log;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn keys_are_checked_both_ways() {
+    let srv = serve(Some(KEY), Limits::default());
+    // No key, a wrong key: refused with a one-line reason, and logged.
+    let e = perf(&srv, None, |_| {}).unwrap_err();
+    assert!(
+        matches!(e, RemoteError::Auth(_)) && e.to_string().contains("--key-file"),
+        "{e}"
+    );
+    let e = perf(&srv, Some(b"not-the-key-at-all!"), |_| {}).unwrap_err();
+    assert!(e.to_string().contains("authentication failed"), "{e}");
+    assert!(!e.to_string().contains('\n'));
+    let log = wait_log(&srv, "wrong key");
+    assert!(
+        log.iter()
+            .any(|l| l.contains("authentication failed (wrong key)")),
+        "{log:?}"
+    );
+    // A replayed or forged proof (a MAC over other nonces) fails too.
+    let mut c = Conn::new(TcpStream::connect(srv.addr).unwrap()).unwrap();
+    c.send(&Msg::Hello {
+        version: VERSION,
+        nonce: [1; 32],
+    })
+    .unwrap();
+    let Msg::Challenge { key_required, .. } = c.recv(Duration::from_secs(5)).unwrap() else {
+        panic!()
+    };
+    assert!(key_required);
+    c.send(&Msg::Auth {
+        mac: Some(auth::mac(KEY, auth::CLIENT, &[&[1; 32], &[2; 32]])),
+    })
+    .unwrap();
+    assert!(matches!(
+        c.recv(Duration::from_secs(5)).unwrap(),
+        Msg::Error {
+            code: code::AUTH,
+            ..
+        }
+    ));
+    // The right key works.
+    let doc = perf(&srv, Some(KEY), |_| {}).unwrap();
+    assert!(doc.runs[0].flows[0].bytes_delivered > 0);
+    srv.stop().unwrap();
+
+    // The client checks the server too: an impostor that does not know the key cannot
+    // complete the handshake, and a keyless server is not taken for a keyed one.
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let fake = std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        let mut c = Conn::new(s).unwrap();
+        let _ = c.recv(Duration::from_secs(5));
+        c.send(&Msg::Challenge {
+            version: VERSION,
+            nonce: [9; 32],
+            key_required: true,
+        })
+        .unwrap();
+        let _ = c.recv(Duration::from_secs(5));
+        c.send(&Msg::Welcome {
+            mac: Some([0; 32]),
+            session: [0; 16],
+            kernel: "x".into(),
+            ccs: vec!["cubic".into()],
+            limits: cclab_remote::protocol::LimitsMsg {
+                max_duration_ms: 60_000,
+                max_parallel: 8,
+                max_runs: 2,
+                max_bytes: u64::MAX,
+            },
+        })
+        .unwrap();
+        // Anything after this would be a run the client should never have asked for.
+        c.stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        read_msg(&mut c.stream).ok()
+    });
+    let e = cclab_remote::perf(&PerfOptions {
+        target: addr.to_string(),
+        key: Some(Key::from_bytes(KEY).unwrap()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("did not prove it knows the key"),
+        "{e}"
+    );
+    assert_eq!(
+        fake.join().unwrap(),
+        None,
+        "the client went on with an impostor"
+    );
+    let keyless = serve(None, Limits::default());
+    let e = perf(&keyless, Some(KEY), |_| {}).unwrap_err();
+    assert!(e.to_string().contains("the server has no key"), "{e}");
+    // Without a key on either side, loopback peers are served.
+    assert!(perf(&keyless, None, |_| {}).unwrap().runs[0].flows[0].bytes_delivered > 0);
+    keyless.stop().unwrap();
+    assert!(cclab_remote::server::is_loopback(
+        "::ffff:127.0.0.1".parse().unwrap()
+    ));
+    assert!(!cclab_remote::server::is_loopback(
+        "198.18.0.2".parse().unwrap()
+    ));
+}
+
+#[test]
+fn data_connections_are_bound_to_their_session() {
+    let srv = serve(Some(KEY), Limits::default());
+    let mut a = raw(srv.addr, KEY);
+    let b = raw(srv.addr, KEY);
+    assert!(matches!(a.request(1, 500, 1), Msg::RunReady { run: 1 }));
+    let good = auth::data_token(&a.sk, &a.session, 1, 0);
+    let refusals = [
+        // (session, run, stream, mac, why)
+        (a.session, 1, 0, [0u8; 32], "bad data token"),
+        ([7; 16], 1, 0, good, "no such session"),
+        (
+            a.session,
+            1,
+            0,
+            auth::data_token(&b.sk, &a.session, 1, 0),
+            "bad data token",
+        ),
+        (
+            b.session,
+            1,
+            0,
+            auth::data_token(&b.sk, &b.session, 1, 0),
+            "not expected",
+        ),
+        (
+            a.session,
+            2,
+            0,
+            auth::data_token(&a.sk, &a.session, 2, 0),
+            "not expected",
+        ),
+        (
+            a.session,
+            1,
+            1,
+            auth::data_token(&a.sk, &a.session, 1, 1),
+            "not expected",
+        ),
+    ];
+    for (session, run, stream, mac, why) in refusals {
+        let mut d = a.data(srv.addr, session, run, stream, mac);
+        let (c, m) = error_of(&mut d).expect("an error");
+        assert!(c == code::AUTH && m.contains(why), "{why}: {m}");
+    }
+    let d = a.data(srv.addr, a.session, 1, 0, good);
+    assert!(matches!(
+        a.conn.recv(Duration::from_secs(5)).unwrap(),
+        Msg::RunStart { run: 1 }
+    ));
+    // The same token again (a replay) is refused while the run goes.
+    let mut again = a.data(srv.addr, a.session, 1, 0, good);
+    assert!(error_of(&mut again).is_some_and(|(_, m)| m.contains("not expected")));
+    let drain = std::thread::spawn(move || {
+        let mut d = d;
+        let mut buf = vec![0u8; 1 << 16];
+        let mut n = 0u64;
+        while let Ok(k) = d.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            n += k as u64;
+        }
+        n
+    });
+    let Msg::RunDone { streams, .. } = a.finish() else {
+        panic!("no RunDone")
+    };
+    assert_eq!(drain.join().unwrap(), streams[0].bytes);
+    let log = srv.log();
+    assert!(
+        log.iter()
+            .filter(|l| l.contains("data connection refused"))
+            .count()
+            >= 7,
+        "{log:?}"
+    );
+    srv.stop().unwrap();
+}
+
+#[test]
+fn per_client_limits_hold() {
+    let srv = serve(
+        Some(KEY),
+        Limits {
+            max_duration: Duration::from_secs(2),
+            max_parallel: 2,
+            max_runs: 1,
+            max_bytes: 20_000_000,
+            ..Default::default()
+        },
+    );
+    // perf checks the server's limits before asking ...
+    let e = perf(&srv, Some(KEY), |o| o.duration = Duration::from_secs(3)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("longer than the server allows (2.0s)"),
+        "{e}"
+    );
+    let e = perf(&srv, Some(KEY), |o| o.parallel = 3).unwrap_err();
+    assert!(
+        e.to_string().contains("more than the server allows (2)"),
+        "{e}"
+    );
+    // ... and the server enforces them whatever a client asks.
+    let mut a = raw(srv.addr, KEY);
+    assert!(
+        matches!(a.request(1, 3000, 1), Msg::Error { code: code::LIMIT, message } if message.contains("up to 2 s"))
+    );
+    assert!(
+        matches!(a.request(2, 1000, 3), Msg::Error { code: code::LIMIT, message } if message.contains("1 to 2"))
+    );
+    assert!(matches!(
+        a.request(3, 0, 1),
+        Msg::Error {
+            code: code::LIMIT,
+            ..
+        }
+    ));
+    // One run at a time per client address: a second session's run is refused meanwhile.
+    assert!(matches!(a.request(4, 1500, 1), Msg::RunReady { run: 4 }));
+    let d = a.data(
+        srv.addr,
+        a.session,
+        4,
+        0,
+        auth::data_token(&a.sk, &a.session, 4, 0),
+    );
+    let mut b = raw(srv.addr, KEY);
+    assert!(
+        matches!(b.request(1, 1000, 1), Msg::Error { code: code::LIMIT, message } if message.contains("runs going"))
+    );
+    // Bytes: the run stops at the client's hourly budget, and the next one is refused.
+    let drain = std::thread::spawn(move || {
+        let mut d = d;
+        let mut buf = vec![0u8; 1 << 18];
+        let mut n = 0u64;
+        while let Ok(k) = d.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            n += k as u64;
+        }
+        n
+    });
+    let Msg::RunDone { streams, note, .. } = a.finish() else {
+        panic!()
+    };
+    let got = drain.join().unwrap();
+    assert!(
+        streams[0].bytes <= 20_000_000 && got == streams[0].bytes,
+        "{} {got}",
+        streams[0].bytes
+    );
+    assert!(
+        note.contains("byte limit"),
+        "loopback moves 20 MB in under 1.5 s: {note:?}"
+    );
+    assert!(
+        matches!(b.request(2, 1000, 1), Msg::Error { code: code::LIMIT, message } if message.contains("last hour"))
+    );
+    // Run numbers only go up (a replayed request ends the session).
+    assert!(matches!(
+        a.request(4, 1000, 1),
+        Msg::Error {
+            code: code::BAD_REQUEST,
+            ..
+        }
+    ));
+    srv.stop().unwrap();
+}
+
+#[test]
+fn hostile_input_gets_an_error_and_everyone_else_is_served() {
+    let srv = serve(
+        Some(KEY),
+        Limits {
+            max_clients: 6,
+            handshake_timeout: Duration::from_secs(1),
+            ..Default::default()
+        },
+    );
+    let hostile: Vec<(&str, Vec<u8>, u16)> = vec![
+        (
+            "http",
+            b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
+            code::BAD_REQUEST,
+        ),
+        (
+            "huge length",
+            u32::MAX.to_be_bytes().to_vec(),
+            code::BAD_REQUEST,
+        ),
+        ("unknown type", vec![0, 0, 0, 1, 99], code::BAD_REQUEST),
+        ("wrong first message", Msg::Bye.encode(), code::BAD_REQUEST),
+        (
+            "old version",
+            Msg::Hello {
+                version: 0,
+                nonce: [0; 32],
+            }
+            .encode(),
+            code::VERSION,
+        ),
+        (
+            "truncated",
+            {
+                let mut f = Msg::Hello {
+                    version: VERSION,
+                    nonce: [0; 32],
+                }
+                .encode();
+                f.truncate(20);
+                f
+            },
+            code::BAD_REQUEST,
+        ),
+    ];
+    // Two slow peers (one byte, then nothing) stay connected while the rest goes on.
+    let mut slow: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = TcpStream::connect(srv.addr).unwrap();
+            s.write_all(&[0]).unwrap();
+            s
+        })
+        .collect();
+    for (what, bytes, want) in &hostile {
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        s.write_all(bytes).unwrap();
+        let got = error_of(&mut s);
+        assert!(
+            got.as_ref().is_some_and(|(c, _)| c == want),
+            "{what}: {got:?}"
+        );
+    }
+    // Garbage inside an authenticated session ends that session only.
+    let mut a = raw(srv.addr, KEY);
+    a.conn.stream.write_all(&[0, 0, 0, 3, 5, 0, 0]).unwrap();
+    assert!(error_of(&mut a.conn.stream).is_some_and(|(c, _)| c == code::BAD_REQUEST));
+    let doc = perf(&srv, Some(KEY), |_| {}).unwrap();
+    assert!(doc.runs[0].flows[0].bytes_delivered > 0);
+    // The slow peers were cut off by the handshake timeout.
+    for s in &mut slow {
+        let e = error_of(s);
+        assert!(
+            e.as_ref().is_some_and(|(_, m)| m.contains("in time")),
+            "{e:?}"
+        );
+    }
+    // The cap on clients: with six connections being served, the seventh is told the
+    // server is busy ...
+    let settle = |n: usize| {
+        let t = Instant::now();
+        while srv.connections() != n && t.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(srv.connections(), n);
+    };
+    settle(0);
+    let idle: Vec<TcpStream> = (0..6)
+        .map(|_| TcpStream::connect(srv.addr).unwrap())
+        .collect();
+    settle(6);
+    let mut extra = TcpStream::connect(srv.addr).unwrap();
+    assert!(error_of(&mut extra).is_some_and(|(c, _)| c == code::BUSY));
+    // ... and served again once the idle ones time out.
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(perf(&srv, Some(KEY), |_| {}).is_ok());
+    let log = srv.log();
+    assert!(
+        log.iter().any(|l| l.contains("connections already")),
+        "{log:?}"
+    );
+    srv.stop().unwrap();
+}
+
+#[test]
+fn random_frames_to_a_live_server_leave_it_serving() {
+    let srv = serve(
+        Some(KEY),
+        Limits {
+            handshake_timeout: Duration::from_millis(300),
+            idle_timeout: Duration::from_millis(300),
+            ..Default::default()
+        },
+    );
+    let mut rng = cclab_path::Rng::new(7);
+    let t = Instant::now();
+    let mut n = 0;
+    while t.elapsed() < Duration::from_secs(3) && n < 300 {
+        let mut s = TcpStream::connect(srv.addr).unwrap();
+        let len = (rng.next_u64() % 100) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        if rng.next_u64() & 1 == 0 {
+            // A plausible length prefix, so the body reaches the message parser.
+            let body = (len.saturating_sub(4)) as u32;
+            if len >= 4 {
+                bytes[..4].copy_from_slice(&body.to_be_bytes());
+            }
+        }
+        let _ = s.write_all(&bytes);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut sink = Vec::new();
+        let _ = s.read_to_end(&mut sink);
+        n += 1;
+    }
+    assert!(
+        perf(&srv, Some(KEY), |_| {}).is_ok(),
+        "after {n} hostile connections"
+    );
+    let t = Instant::now();
+    while srv.connections() > 0 && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(srv.connections(), 0, "every connection's thread ended");
+    srv.stop().unwrap();
+}
+
+#[test]
+fn a_controller_the_sender_lacks_is_a_one_line_error() {
+    let srv = serve(Some(KEY), Limits::default());
+    let avail = cclab_kernel::available_ccs();
+    let e = perf(&srv, Some(KEY), |o| o.ccs = vec!["nosuchcc".into()]).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("\"nosuchcc\" is not in the server's kernel") && m.contains(&avail.join(", ")),
+        "{m}"
+    );
+    // Upload: this host is the sender and says what it has.
+    let e = perf(&srv, Some(KEY), |o| {
+        o.ccs = vec!["nosuchcc".into()];
+        o.reverse = true
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("not in the sender's kernel"), "{e}");
+    let e = perf(&srv, Some(KEY), |o| o.ccs = vec!["BBR!".into()]).unwrap_err();
+    assert!(
+        e.to_string().contains("is not a congestion control name"),
+        "{e}"
+    );
+    // The server checks on its own too.
+    let mut a = raw(srv.addr, KEY);
+    a.conn
+        .send(&Msg::RunRequest {
+            run: 1,
+            cc: "nosuchcc".into(),
+            reverse: false,
+            duration_ms: 500,
+            size: 0,
+            parallel: 1,
+        })
+        .unwrap();
+    match a.conn.recv(Duration::from_secs(5)).unwrap() {
+        Msg::Error {
+            code: code::CC,
+            message,
+        } => assert!(message.contains("it has:"), "{message}"),
+        m => panic!("{m:?}"),
+    }
+    srv.stop().unwrap();
+}
