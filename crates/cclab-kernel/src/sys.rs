@@ -399,6 +399,12 @@ pub struct TcpInfo {
     pub total_rto_time: u32,
 }
 
+/// Packets in flight as Linux counts them (`tcp_packets_in_flight()`): unacknowledged, less
+/// SACKed and lost, plus retransmitted.
+pub fn packets_in_flight(ti: &TcpInfo) -> u32 {
+    (ti.unacked as i64 - ti.sacked as i64 - ti.lost as i64 + ti.retrans as i64).max(0) as u32
+}
+
 /// TCP_INFO of a socket; returns the info and how many bytes the kernel filled.
 pub fn tcp_info(fd: RawFd) -> io::Result<(TcpInfo, usize)> {
     let mut ti = TcpInfo::default();

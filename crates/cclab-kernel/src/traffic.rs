@@ -326,10 +326,6 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
     Ok(socks)
 }
 
-fn inflight(ti: &TcpInfo) -> f64 {
-    (ti.unacked as i64 - ti.sacked as i64 - ti.lost as i64 + ti.retrans as i64).max(0) as f64
-}
-
 /// The whole timeline of a run: connect, set time zero, write, sample, end.
 pub fn send(
     cfg: SendConfig,
@@ -531,7 +527,7 @@ fn bin(
         let ti = &f.info;
         let v = |x: f64| if started { x } else { 0.0 };
         f.cwnd.push(v(ti.snd_cwnd as f64));
-        f.inflight.push(v(inflight(ti)));
+        f.inflight.push(v(sys::packets_in_flight(ti) as f64));
         let pacing = if ti.pacing_rate == u64::MAX {
             0.0
         } else {

@@ -11,8 +11,7 @@ pub const SAMPLE_NS: u64 = 10_000_000;
 /// One sample of socket `fd`, `t_us` after the run's start.
 pub fn sample(fd: RawFd, t_us: u32) -> Option<Sample> {
     let (ti, len) = sys::tcp_info(fd).ok()?;
-    let inflight =
-        (ti.unacked as i64 - ti.sacked as i64 - ti.lost as i64 + ti.retrans as i64).max(0) as u32;
+    let inflight = sys::packets_in_flight(&ti);
     Some(Sample {
         t_us,
         cwnd: ti.snd_cwnd,

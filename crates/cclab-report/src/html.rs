@@ -533,34 +533,42 @@ fn doc_section(
     page.body.push_str("</section>");
 }
 
+/// The label of a matrix point's bar group: its swept values other than the controller, one
+/// per line, or the scenario's name when nothing else is swept.
+pub(crate) fn point_label(doc: &ResultsDoc, params: &serde_json::Map<String, Value>) -> String {
+    let label = params
+        .iter()
+        .filter(|(k, _)| !is_cc_key(k))
+        .map(|(k, v)| format!("{} {}", key_name(k), units::param(k, v)))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if label.is_empty() {
+        doc.scenario.clone()
+    } else {
+        label
+    }
+}
+
+/// Position of `x` in `v`, appended first when absent.
+pub(crate) fn index_of(v: &mut Vec<String>, x: String) -> usize {
+    match v.iter().position(|k| *k == x) {
+        Some(i) => i,
+        None => {
+            v.push(x);
+            v.len() - 1
+        }
+    }
+}
+
 /// Goodput per run and controller as bars, the published figure as a marker; (svg, wide).
 fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
     let pts = points(doc);
-    let mut groups = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
     let mut bars = Vec::new();
     let multi_flow = doc.runs.iter().any(|r| r.flows.len() > 1);
-    let mut group_keys: Vec<String> = Vec::new();
     for (params, runs) in &pts {
         let first = &doc.runs[runs[0]];
-        let label = params
-            .iter()
-            .filter(|(k, _)| !is_cc_key(k))
-            .map(|(k, v)| format!("{} {}", key_name(k), units::param(k, v)))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let label = if label.is_empty() {
-            doc.scenario.clone()
-        } else {
-            label
-        };
-        let g = match group_keys.iter().position(|k| *k == label) {
-            Some(g) => g,
-            None => {
-                group_keys.push(label.clone());
-                groups.push(label.clone());
-                groups.len() - 1
-            }
-        };
+        let g = index_of(&mut groups, point_label(doc, params));
         for cc in ccs_of(first) {
             let vals: Vec<f64> = runs
                 .iter()
@@ -570,7 +578,7 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
             let refv = reference_for(first, &cc);
             let mut tip = format!(
                 "{} · {cc}: {}",
-                label.replace('\n', " · "),
+                groups[g].replace('\n', " · "),
                 units::rate(mean)
             );
             if vals.len() > 1 {

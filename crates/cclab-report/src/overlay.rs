@@ -11,8 +11,9 @@
 //! - Runs over time: the lined-up runs' time series in the same charts (dash per document).
 
 use crate::html::{
-    ccs_of, goodput_of, is_cc_key, key_name, matrix_charts, min_max_mean, mix, params_label,
-    points, reference_for, reference_text, run_charts, slug, ts_figures, Page, Palette, RunRef,
+    ccs_of, goodput_of, index_of, is_cc_key, key_name, matrix_charts, min_max_mean, mix,
+    params_label, point_label, points, reference_for, reference_text, run_charts, slug, ts_figures,
+    Page, Palette, RunRef,
 };
 use crate::load::Source;
 use crate::plot::{self, esc, Axis, Bar, BarChart, Unit};
@@ -186,32 +187,9 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
     for (di, doc) in docs.iter().enumerate() {
         for (params, runs) in points(doc) {
             let first = &doc.runs[runs[0]];
-            let label = params
-                .iter()
-                .filter(|(k, _)| !is_cc_key(k))
-                .map(|(k, v)| format!("{} {}", key_name(k), units::param(k, v)))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let label = if label.is_empty() {
-                doc.scenario.clone()
-            } else {
-                label
-            };
-            let g = match groups.iter().position(|k| *k == label) {
-                Some(g) => g,
-                None => {
-                    groups.push(label.clone());
-                    groups.len() - 1
-                }
-            };
+            let g = index_of(&mut groups, point_label(doc, &params));
             for cc in ccs_of(first) {
-                let ci = match cc_order.iter().position(|c| *c == cc) {
-                    Some(i) => i,
-                    None => {
-                        cc_order.push(cc.clone());
-                        cc_order.len() - 1
-                    }
-                };
+                let ci = index_of(&mut cc_order, cc.clone());
                 let vals: Vec<f64> = runs
                     .iter()
                     .map(|&i| goodput_of(&doc.runs[i], &cc))
@@ -224,7 +202,7 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
                 };
                 let mut tip = format!(
                     "{} · {cc} · {}: {}",
-                    label.replace('\n', " · "),
+                    groups[g].replace('\n', " · "),
                     labels[di],
                     units::rate(mean)
                 );

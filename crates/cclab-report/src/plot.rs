@@ -622,24 +622,7 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
     // Grid and y ticks.
     let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
     y_grid(&mut s, &yt, px0, px1);
-    for t in &xt.ticks {
-        let x = xt.map.px(*t);
-        let _ = write!(
-            s,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/>",
-            r1(x),
-            r1(py1),
-            r1(x),
-            r1(py0)
-        );
-        let _ = write!(
-            s,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            r1(x),
-            r1(py0 + 16.0),
-            tick_label(t / xt.div)
-        );
-    }
+    x_grid(&mut s, &xt, py0, py1);
     if let Some(z) = xt.map.zero_at {
         // Axis break between 0 and the first decade.
         let xb = (z + xt.map.p0) / 2.0;
@@ -1106,20 +1089,7 @@ pub fn scatter(c: &Scatter, id: &str) -> String {
     s.push_str(&leg);
     let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
     y_grid(&mut s, &yt, px0, px1);
-    for t in &xt.ticks {
-        let x = xt.map.px(*t);
-        let _ = write!(
-            s,
-            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            r1(x),
-            r1(py1),
-            r1(x),
-            r1(py0),
-            r1(x),
-            r1(py0 + 16.0),
-            tick_label(t / xt.div)
-        );
-    }
+    x_grid(&mut s, &xt, py0, py1);
     s.push_str("</g>");
     let _ = write!(
         s,
@@ -1230,6 +1200,24 @@ pub fn downsample(t: &[f64], v: &[f64], max: usize) -> Vec<(f64, f64)> {
 }
 
 /// Horizontal grid lines and their tick labels on the left of the plot area.
+/// Vertical grid lines at the x ticks, with their labels under the plot.
+fn x_grid(s: &mut String, xt: &Ticks, py0: f64, py1: f64) {
+    for t in &xt.ticks {
+        let x = xt.map.px(*t);
+        let _ = write!(
+            s,
+            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{GRID}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            r1(x),
+            r1(py1),
+            r1(x),
+            r1(py0),
+            r1(x),
+            r1(py0 + 16.0),
+            tick_label(t / xt.div)
+        );
+    }
+}
+
 fn y_grid(s: &mut String, yt: &Ticks, px0: f64, px1: f64) {
     for t in &yt.ticks {
         let y = yt.map.px(*t);

@@ -419,34 +419,23 @@ impl LinkSpec {
         if self.loss_unit == LossUnit::Gso {
             lt.insert("loss_unit".into(), "gso".into());
         }
+        // The discipline's parameters as path_values lists them: times (seconds) back to
+        // time strings, whole numbers and flags as they are.
         let mut at = toml::Table::new();
         at.insert("kind".into(), self.aqm.name().into());
-        let int = |x: u32| toml::Value::Integer(x as i64);
-        match &self.aqm {
-            AqmDesc::DropTail => {}
-            AqmDesc::Codel(p) => {
-                at.insert("target".into(), fmt_time(p.target_ns).into());
-                at.insert("interval".into(), fmt_time(p.interval_ns).into());
-                at.insert("ecn".into(), p.ecn.into());
-            }
-            AqmDesc::FqCodel(p) => {
-                at.insert("target".into(), fmt_time(p.target_ns).into());
-                at.insert("interval".into(), fmt_time(p.interval_ns).into());
-                at.insert("ecn".into(), p.ecn.into());
-                at.insert("flows".into(), int(p.flows));
-                at.insert("quantum".into(), int(p.quantum));
-                at.insert("drop_batch".into(), int(p.drop_batch));
-            }
-            AqmDesc::Pie(p) => {
-                at.insert("target".into(), fmt_time(p.target_ns).into());
-                at.insert("tupdate".into(), fmt_time(p.tupdate_ns).into());
-                at.insert("alpha".into(), int(p.alpha));
-                at.insert("beta".into(), int(p.beta));
-                at.insert("max_burst".into(), fmt_time(p.max_burst_ns).into());
-                at.insert("ecn".into(), p.ecn.into());
-                at.insert("bytemode".into(), p.bytemode.into());
-                at.insert("dq_rate_estimator".into(), p.dq_rate_estimator.into());
-            }
+        for (k, v) in self.path_values() {
+            let Some(p) = k.strip_prefix("link.aqm.") else {
+                continue;
+            };
+            let tv: toml::Value = match v {
+                Value::Bool(b) => b.into(),
+                Value::Number(n) if n.is_f64() => {
+                    fmt_time((n.as_f64().unwrap_or(0.0) * 1e9).round() as u64).into()
+                }
+                Value::Number(n) => toml::Value::Integer(n.as_i64().unwrap_or(0)),
+                _ => continue,
+            };
+            at.insert(p.into(), tv);
         }
         if self.aqm != AqmDesc::DropTail {
             lt.insert("aqm".into(), toml::Value::Table(at));

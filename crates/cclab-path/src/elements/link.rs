@@ -77,11 +77,6 @@ impl<P: Packet + Send, Q: Queue<P>> Link<P, Q> {
         self
     }
 
-    /// The rate at `now`, bits/s.
-    pub fn rate_bps(&self, now: Nanos) -> f64 {
-        self.rate.bps_at(now)
-    }
-
     fn start(&mut self, now: Nanos, pkt: P, enqueued: Nanos) {
         let done = self.rate.finish(now, pkt.wire_len());
         self.in_service = Some(InService {

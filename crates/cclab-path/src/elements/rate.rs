@@ -190,11 +190,6 @@ impl RateDesc {
         Ok(RateDesc::Schedule(steps))
     }
 
-    /// Whether the rate changes over time.
-    pub fn varies(&self) -> bool {
-        !matches!(self, RateDesc::Fixed(_))
-    }
-
     /// Bits the link can carry between `t0` and `t1` (ns from time zero): the rate's
     /// integral for a schedule; for a trace, the bits of its opportunities in `[t0, t1)`.
     pub fn capacity_bits(&self, t0: Nanos, t1: Nanos) -> f64 {
@@ -303,10 +298,6 @@ impl Rate {
     pub fn fixed(bps: f64) -> Self {
         assert!(bps > 0.0, "a link needs a positive rate");
         Self::new(RateDesc::Fixed(bps))
-    }
-
-    pub fn desc(&self) -> &RateDesc {
-        &self.desc
     }
 
     /// The run's time zero, in the caller's clock (schedules and traces count from it). It
