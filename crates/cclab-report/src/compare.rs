@@ -1,9 +1,16 @@
 //! `cclab compare A B`: the runs two sets of results share, metric by metric.
 //!
-//! Runs match on (scenario name, params, seed); runs left over match on (scenario, params)
-//! alone, in order (so two runs of one scenario with different seeds, or a sim run and a
-//! kernel run that used other seeds, still pair up; such pairs are flagged). Flows match by id.
-//! The difference is `(B - A) / |A|` in percent (none when A is 0 and B is not).
+//! Runs match on what they ran, not only on their swept keys: first on (scenario, resolved
+//! scenario values, seed), then on (scenario, resolved values) with another seed, then on
+//! (scenario, swept params) alone, in order. A pair of the last kind ran different setups
+//! (a 200-packet against a 1-BDP buffer): its setup differences are listed before any metric.
+//! Flows match by id.
+//!
+//! The text puts the setup differences first, then a summary line per pair (goodput,
+//! retransmits, RTT p50/p99, utilisation, Jain); every metric only with `--all`. Differences
+//! of rates, times and counts are relative, `(B - A) / |A|`; differences of percentages and
+//! ratios (utilisation, retransmit ratio) are in percentage points; Jain's index differs by
+//! its plain difference.
 
 use crate::units;
 use cclab_results::{FlowResult, LinkResult, ResultsDoc, RunResult};
@@ -31,6 +38,12 @@ pub struct Metric {
 }
 
 impl Metric {
+    /// B - A in percentage points, for shares and ratios ([`Kind::Ratio`]); None otherwise.
+    pub fn diff_pp(&self) -> Option<f64> {
+        (self.kind == Kind::Ratio && self.a.is_finite() && self.b.is_finite())
+            .then_some((self.b - self.a) * 100.0)
+    }
+
     /// (B - A) / |A| in percent; 0 when both are 0; None when only A is 0.
     pub fn diff_pct(&self) -> Option<f64> {
         if self.a == self.b {
@@ -64,6 +77,31 @@ pub struct RunPair {
     pub flows_only_a: Vec<u32>,
     pub flows_only_b: Vec<u32>,
     pub run: Vec<Metric>,
+    /// How the pair was matched.
+    pub matched: Match,
+    /// Scenario values (after defaults and overrides) and backend settings that differ.
+    pub setup: Vec<SetupDiff>,
+}
+
+/// How a pair of runs was matched.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Match {
+    /// Same scenario values and seed.
+    #[default]
+    Same,
+    /// Same scenario values, another seed.
+    OtherSeed,
+    /// Same scenario and swept params, but other scenario values: see the setup differences.
+    OtherSetup,
+}
+
+/// One scenario value or backend setting that differs between the runs of a pair.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetupDiff {
+    pub key: String,
+    /// The value as a person reads it; "-" when the run lacks the key.
+    pub a: String,
+    pub b: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -76,6 +114,8 @@ pub struct Comparison {
     /// Runs without a partner: "scenario #k (params, seed s)".
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
+    /// Where the documents' scenarios came from, when that differs (file, SHA-256, overrides).
+    pub source: Vec<SetupDiff>,
 }
 
 fn flow_metrics(a: &FlowResult, b: &FlowResult) -> Vec<Metric> {
@@ -276,14 +316,103 @@ fn params_label(p: &Map<String, Value>) -> String {
         .join(" ")
 }
 
+/// A run's scenario values without its seed: what "the same setup" means.
+fn setup_of(r: &RunResult) -> Map<String, Value> {
+    let mut m = r.resolved.clone();
+    m.remove("seed");
+    m
+}
+
+fn show_value(key: &str, v: Option<&Value>) -> String {
+    match v {
+        None => "-".into(),
+        Some(Value::Null) => "none".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => units::param(key, v),
+    }
+}
+
+/// The scenario values, then the backend settings both runs have, that differ.
+fn setup_diffs(a: &RunResult, b: &RunResult) -> Vec<SetupDiff> {
+    let (sa, sb) = (setup_of(a), setup_of(b));
+    let mut keys: Vec<&String> = sa.keys().chain(sb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut v: Vec<SetupDiff> = keys
+        .into_iter()
+        .filter(|k| sa.get(*k) != sb.get(*k))
+        .map(|k| SetupDiff {
+            key: k.clone(),
+            a: show_value(k, sa.get(k)),
+            b: show_value(k, sb.get(k)),
+        })
+        .collect();
+    // Settings of another backend are another backend's, not a difference of setup.
+    for (k, x) in &a.settings {
+        if let Some(y) = b.settings.get(k).filter(|y| *y != x) {
+            v.push(SetupDiff {
+                key: k.clone(),
+                a: show_value(k, Some(x)),
+                b: show_value(k, Some(y)),
+            });
+        }
+    }
+    v
+}
+
+/// Where the scenarios of each name came from, when A's and B's differ.
+fn source_diffs(a: &[ResultsDoc], b: &[ResultsDoc]) -> Vec<SetupDiff> {
+    let mut v = Vec::new();
+    for da in a {
+        let Some(db) = b.iter().find(|d| d.scenario == da.scenario) else {
+            continue;
+        };
+        let (Some(x), Some(y)) = (&da.source, &db.source) else {
+            continue;
+        };
+        let name = |what: &str| {
+            if a.len() > 1 {
+                format!("{} {what}", da.scenario)
+            } else {
+                what.to_string()
+            }
+        };
+        if x.sha256 != y.sha256 {
+            let short = |h: &str| h.chars().take(12).collect::<String>();
+            v.push(SetupDiff {
+                key: name("scenario file"),
+                a: format!("{} (sha256 {})", x.file, short(&x.sha256)),
+                b: format!("{} (sha256 {})", y.file, short(&y.sha256)),
+            });
+        }
+        if x.overrides != y.overrides {
+            let list = |o: &[String]| {
+                if o.is_empty() {
+                    "none".to_string()
+                } else {
+                    o.join(" ")
+                }
+            };
+            v.push(SetupDiff {
+                key: name("--set overrides"),
+                a: list(&x.overrides),
+                b: list(&y.overrides),
+            });
+        }
+    }
+    v
+}
+
 /// Pair the runs of two sets of documents.
 pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str) -> Comparison {
     let ra = flat_docs(a);
     let rb = flat_docs(b);
+    let sa: Vec<Map<String, Value>> = ra.iter().map(|x| setup_of(x.2)).collect();
+    let sb: Vec<Map<String, Value>> = rb.iter().map(|y| setup_of(y.2)).collect();
     let mut used_b = vec![false; rb.len()];
-    let mut partner: Vec<Option<usize>> = vec![None; ra.len()];
-    // Exact matches first, then same params with another seed.
-    for pass in 0..2 {
+    let mut partner: Vec<Option<(usize, Match)>> = vec![None; ra.len()];
+    // Same setup and seed first, then same setup with another seed, then same swept params.
+    for how in [Match::Same, Match::OtherSeed, Match::OtherSetup] {
         for (i, x) in ra.iter().enumerate() {
             if partner[i].is_some() {
                 continue;
@@ -291,12 +420,15 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
             let found = rb.iter().enumerate().position(|(j, y)| {
                 !used_b[j]
                     && y.0 == x.0
-                    && y.2.params == x.2.params
-                    && (pass == 1 || y.2.seed == x.2.seed)
+                    && match how {
+                        Match::Same => sb[j] == sa[i] && y.2.seed == x.2.seed,
+                        Match::OtherSeed => sb[j] == sa[i],
+                        Match::OtherSetup => y.2.params == x.2.params,
+                    }
             });
             if let Some(j) = found {
                 used_b[j] = true;
-                partner[i] = Some(j);
+                partner[i] = Some((j, how));
             }
         }
     }
@@ -314,10 +446,11 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
         b: label_b.to_string(),
         backend_a: join_backends(a),
         backend_b: join_backends(b),
+        source: source_diffs(a, b),
         ..Default::default()
     };
     for (i, x) in ra.iter().enumerate() {
-        let Some(j) = partner[i] else {
+        let Some((j, matched)) = partner[i] else {
             c.only_a.push(name(x));
             continue;
         };
@@ -333,6 +466,8 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
             flows_only_a: Vec::new(),
             flows_only_b: Vec::new(),
             run: run_metrics(x.2, y.2),
+            matched,
+            setup: setup_diffs(x.2, y.2),
         };
         for fa in &x.2.flows {
             match y.2.flows.iter().find(|f| f.id == fa.id) {
@@ -390,6 +525,18 @@ fn fmt(kind: Kind, v: f64) -> String {
 }
 
 fn fmt_diff(m: &Metric) -> String {
+    if let Some(pp) = m.diff_pp() {
+        return if pp == 0.0 {
+            "0 pp".into()
+        } else if pp.abs() < 0.005 {
+            format!("{}<0.01 pp", if pp < 0.0 { "-" } else { "+" })
+        } else {
+            format!("{pp:+.2} pp")
+        };
+    }
+    if m.kind == Kind::Plain {
+        return format!("{:+.3}", m.b - m.a);
+    }
     match m.diff_pct() {
         Some(0.0) => "0%".into(),
         Some(d) if d.abs() < 0.05 => format!("{}<0.1%", if d < 0.0 { "-" } else { "+" }),
@@ -399,85 +546,274 @@ fn fmt_diff(m: &Metric) -> String {
     }
 }
 
-/// The comparison as an aligned text table, one block per shared run.
-pub fn render_text(c: &Comparison) -> String {
+/// "A → B diff" in one cell; the unit once, after B, where both share it.
+fn cell(m: &Metric) -> String {
+    let (a, b) = (fmt(m.kind, m.a), fmt(m.kind, m.b));
+    let a = match (a.rsplit_once(' '), b.rsplit_once(' ')) {
+        (Some((x, ua)), Some((_, ub))) if ua == ub => x.to_string(),
+        _ => a,
+    };
+    format!("{a} → {b} {}", fmt_diff(m))
+}
+
+fn find<'a>(ms: &'a [Metric], name: &str) -> Option<&'a Metric> {
+    ms.iter().find(|m| m.name == name)
+}
+
+/// "#1 flows.cc=cubic", with the scenario's name first when the comparison has several.
+fn pair_label(p: &RunPair, with_scenario: bool) -> String {
+    let mut s = if with_scenario {
+        format!("{} #{}", p.scenario, p.run_a + 1)
+    } else {
+        format!("#{}", p.run_a + 1)
+    };
+    if p.run_b != p.run_a {
+        s.push_str(&format!("/#{}", p.run_b + 1));
+    }
+    if !p.params.is_empty() {
+        s.push(' ');
+        s.push_str(&params_label(&p.params));
+    }
+    s
+}
+
+/// Rows of text, columns aligned (the first left, the rest right).
+fn aligned(o: &mut String, rows: &[Vec<String>], indent: &str) {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let w: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let mut line = indent.to_string();
+        for (i, c) in r.iter().enumerate() {
+            let pad = w[i].saturating_sub(c.chars().count());
+            if i == 0 {
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str("  ");
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            }
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+}
+
+/// The comparison as text: setup differences, a summary row per shared flow, then (with
+/// `all`) every metric of every pair.
+pub fn render_text(c: &Comparison, all: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "A: {} ({} backend)", c.a, c.backend_a);
     let _ = writeln!(o, "B: {} ({} backend)", c.b, c.backend_b);
+    let other_seed = c
+        .pairs
+        .iter()
+        .filter(|p| p.matched == Match::OtherSeed)
+        .count();
+    let other_setup = c
+        .pairs
+        .iter()
+        .filter(|p| p.matched == Match::OtherSetup)
+        .count();
+    let mut how = Vec::new();
+    if other_seed > 0 {
+        how.push(format!(
+            "{other_seed} matched by their setup with other seeds"
+        ));
+    }
+    if other_setup > 0 {
+        how.push(format!(
+            "{other_setup} matched by swept params only: their setups differ"
+        ));
+    }
     let _ = writeln!(
         o,
-        "{} shared run{}; difference = (B - A) / A",
+        "{} shared run{}{}",
         c.pairs.len(),
-        if c.pairs.len() == 1 { "" } else { "s" }
-    );
-    for p in &c.pairs {
-        o.push('\n');
-        let seeds = if p.seed_a == p.seed_b {
-            format!("seed {}", p.seed_a)
+        if c.pairs.len() == 1 { "" } else { "s" },
+        if how.is_empty() {
+            String::new()
         } else {
-            format!(
-                "seed A {} / B {} (matched by params; seeds differ)",
-                p.seed_a, p.seed_b
-            )
-        };
+            format!(" ({})", how.join("; "))
+        }
+    );
+    // What differs in the setup, before any figure: each difference once, with the pairs it
+    // applies to.
+    let mut diffs: Vec<(&SetupDiff, Vec<usize>)> = Vec::new();
+    for (i, p) in c.pairs.iter().enumerate() {
+        for d in &p.setup {
+            match diffs.iter_mut().find(|(x, _)| *x == d) {
+                Some((_, v)) => v.push(i),
+                None => diffs.push((d, vec![i])),
+            }
+        }
+    }
+    if !c.source.is_empty() || !diffs.is_empty() {
+        let _ = writeln!(o, "\nsetup differences (A → B):");
+        let mut rows: Vec<Vec<String>> = c
+            .source
+            .iter()
+            .map(|d| vec![d.key.clone(), format!("{} → {}", d.a, d.b), String::new()])
+            .collect();
+        for (d, pairs) in &diffs {
+            let which = if pairs.len() == c.pairs.len() {
+                if c.pairs.len() == 1 {
+                    String::new()
+                } else {
+                    "every pair".into()
+                }
+            } else {
+                let names: Vec<String> = pairs
+                    .iter()
+                    .map(|&i| format!("#{}", c.pairs[i].run_a + 1))
+                    .collect();
+                format!("runs {}", names.join(", "))
+            };
+            rows.push(vec![d.key.clone(), format!("{} → {}", d.a, d.b), which]);
+        }
+        // Left-aligned throughout: these are words, not figures.
+        let w0 = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
+        let w1 = rows.iter().map(|r| r[1].chars().count()).max().unwrap_or(0);
+        for r in rows {
+            let line = format!("  {:<w0$}  {:<w1$}  {}", r[0], r[1], r[2]);
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+    }
+    if !c.pairs.is_empty() {
         let _ = writeln!(
             o,
-            "{}  {}  {}  (A #{}, B #{})",
-            p.scenario,
-            params_label(&p.params),
-            seeds,
-            p.run_a + 1,
-            p.run_b + 1
+            "\nsummary (A → B; rates, times and counts change in %, utilisation in percentage points, Jain by difference):"
         );
-        let mut rows: Vec<[String; 4]> =
-            vec![["metric".into(), "A".into(), "B".into(), "diff".into()]];
-        for f in &p.flows {
-            let cc = if f.cc_a == f.cc_b {
-                f.cc_a.clone()
+        let mut rows: Vec<Vec<String>> = vec![[
+            "run / flow",
+            "goodput",
+            "retransmits",
+            "rtt p50",
+            "rtt p99",
+            "utilisation",
+            "jain",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()];
+        let several = c.pairs.iter().any(|p| p.scenario != c.pairs[0].scenario);
+        for p in &c.pairs {
+            let run_cells = |name: &str| find(&p.run, name).map(cell).unwrap_or_default();
+            let mut first = true;
+            for f in &p.flows {
+                let cc = if f.cc_a == f.cc_b {
+                    f.cc_a.clone()
+                } else {
+                    format!("{} vs {}", f.cc_a, f.cc_b)
+                };
+                let label = if first {
+                    format!("{}  flow {} {cc}", pair_label(p, several), f.id)
+                } else {
+                    format!(
+                        "{}  flow {} {cc}",
+                        " ".repeat(pair_label(p, several).chars().count()),
+                        f.id
+                    )
+                };
+                let m = |name: &str| find(&f.metrics, name).map(cell).unwrap_or_default();
+                rows.push(vec![
+                    label,
+                    m("goodput"),
+                    m("retransmits"),
+                    m("rtt p50"),
+                    m("rtt p99"),
+                    if first {
+                        run_cells("link utilization")
+                    } else {
+                        String::new()
+                    },
+                    if first {
+                        run_cells("jain")
+                    } else {
+                        String::new()
+                    },
+                ]);
+                first = false;
+            }
+            if p.flows.is_empty() {
+                rows.push(vec![
+                    pair_label(p, several),
+                    run_cells("total goodput"),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    run_cells("link utilization"),
+                    run_cells("jain"),
+                ]);
+            }
+        }
+        aligned(&mut o, &rows, "  ");
+    }
+    if all {
+        for p in &c.pairs {
+            o.push('\n');
+            let seeds = if p.seed_a == p.seed_b {
+                format!("seed {}", p.seed_a)
             } else {
-                format!("{} vs {}", f.cc_a, f.cc_b)
+                format!("seed A {} / B {} (seeds differ)", p.seed_a, p.seed_b)
             };
-            for m in &f.metrics {
-                rows.push([
-                    format!("flow {} {cc} {}", f.id, m.name),
+            let _ = writeln!(
+                o,
+                "{}  {}  {}  (A #{}, B #{})",
+                p.scenario,
+                params_label(&p.params),
+                seeds,
+                p.run_a + 1,
+                p.run_b + 1
+            );
+            for d in &p.setup {
+                let _ = writeln!(o, "  setup: {} {} → {}", d.key, d.a, d.b);
+            }
+            let mut rows: Vec<Vec<String>> =
+                vec![vec!["metric".into(), "A".into(), "B".into(), "diff".into()]];
+            for f in &p.flows {
+                let cc = if f.cc_a == f.cc_b {
+                    f.cc_a.clone()
+                } else {
+                    format!("{} vs {}", f.cc_a, f.cc_b)
+                };
+                for m in &f.metrics {
+                    rows.push(vec![
+                        format!("flow {} {cc} {}", f.id, m.name),
+                        fmt(m.kind, m.a),
+                        fmt(m.kind, m.b),
+                        fmt_diff(m),
+                    ]);
+                }
+            }
+            for m in &p.run {
+                rows.push(vec![
+                    format!("run {}", m.name),
                     fmt(m.kind, m.a),
                     fmt(m.kind, m.b),
                     fmt_diff(m),
                 ]);
             }
+            aligned(&mut o, &rows, "  ");
+            if !p.flows_only_a.is_empty() || !p.flows_only_b.is_empty() {
+                let _ = writeln!(
+                    o,
+                    "  flows only in A: {:?}, only in B: {:?}",
+                    p.flows_only_a, p.flows_only_b
+                );
+            }
         }
-        for m in &p.run {
-            rows.push([
-                format!("run {}", m.name),
-                fmt(m.kind, m.a),
-                fmt(m.kind, m.b),
-                fmt_diff(m),
-            ]);
-        }
-        let w: Vec<usize> = (0..4)
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-            .collect();
-        for r in rows {
-            let _ = writeln!(
-                o,
-                "  {:<w0$}  {:>w1$}  {:>w2$}  {:>w3$}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                w0 = w[0],
-                w1 = w[1],
-                w2 = w[2],
-                w3 = w[3]
-            );
-        }
-        if !p.flows_only_a.is_empty() || !p.flows_only_b.is_empty() {
-            let _ = writeln!(
-                o,
-                "  flows only in A: {:?}, only in B: {:?}",
-                p.flows_only_a, p.flows_only_b
-            );
-        }
+    } else if !c.pairs.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nevery metric of every run (throughput, queue delay, drops by cause, FCT...): cclab compare --all A B"
+        );
     }
     if !c.only_a.is_empty() {
         let _ = writeln!(o, "\nonly in A ({}):", c.only_a.len());
@@ -499,20 +835,33 @@ fn metrics_json(ms: &[Metric]) -> Value {
     for x in ms {
         m.insert(
             x.name.replace(' ', "_"),
-            json!({"a": x.a, "b": x.b, "diff_pct": x.diff_pct()}),
+            match x.diff_pp() {
+                Some(pp) => json!({"a": x.a, "b": x.b, "diff_pct": x.diff_pct(), "diff_pp": pp}),
+                None => json!({"a": x.a, "b": x.b, "diff_pct": x.diff_pct()}),
+            },
         );
     }
     Value::Object(m)
 }
 
-/// The comparison for scripts: `{a, b, shared: [{scenario, params, seed_a, seed_b, flows:
-/// [{id, cc_a, cc_b, metrics: {goodput: {a, b, diff_pct}, ...}}], run: {...}}], only_a, only_b}`.
+fn setup_json(d: &[SetupDiff]) -> Value {
+    Value::from(
+        d.iter()
+            .map(|d| json!({"key": d.key, "a": d.a, "b": d.b}))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The comparison for scripts: `{a, b, source, shared: [{scenario, params, seed_a, seed_b,
+/// matched, setup: [{key, a, b}], flows: [{id, cc_a, cc_b, metrics: {goodput: {a, b,
+/// diff_pct}, retrans_ratio: {..., diff_pp}, ...}}], run: {...}}], only_a, only_b}`.
 pub fn to_json(c: &Comparison) -> Value {
     json!({
         "a": c.a,
         "b": c.b,
         "backend_a": c.backend_a,
         "backend_b": c.backend_b,
+        "source": setup_json(&c.source),
         "shared": c.pairs.iter().map(|p| json!({
             "scenario": p.scenario,
             "params": p.params,
@@ -520,6 +869,12 @@ pub fn to_json(c: &Comparison) -> Value {
             "seed_b": p.seed_b,
             "run_a": p.run_a + 1,
             "run_b": p.run_b + 1,
+            "matched": match p.matched {
+                Match::Same => "same",
+                Match::OtherSeed => "other_seed",
+                Match::OtherSetup => "other_setup",
+            },
+            "setup": setup_json(&p.setup),
             "flows": p.flows.iter().map(|f| json!({"id": f.id, "cc_a": f.cc_a, "cc_b": f.cc_b, "metrics": metrics_json(&f.metrics)})).collect::<Vec<_>>(),
             "flows_only_a": p.flows_only_a,
             "flows_only_b": p.flows_only_b,
@@ -546,5 +901,30 @@ mod tests {
         assert_eq!(m(0.0, 0.0).diff_pct(), Some(0.0));
         assert_eq!(m(0.0, 1.0).diff_pct(), None);
         assert_eq!(m(200.0, 50.0).diff_pct(), Some(-75.0));
+    }
+
+    #[test]
+    fn ratios_differ_in_percentage_points_and_jain_by_difference() {
+        let m = |kind, a, b| Metric {
+            name: "x",
+            kind,
+            a,
+            b,
+        };
+        // Utilisation 3.82% -> 4.96% is +1.14 points, not +29.8%.
+        let u = m(Kind::Ratio, 0.0382, 0.0496);
+        assert!((u.diff_pp().unwrap() - 1.14).abs() < 1e-9);
+        assert_eq!(fmt_diff(&u), "+1.14 pp");
+        assert_eq!(cell(&u), "3.82% → 4.96% +1.14 pp");
+        assert_eq!(fmt_diff(&m(Kind::Plain, 0.9, 0.75)), "-0.150");
+        assert_eq!(m(Kind::Rate, 1.0, 2.0).diff_pp(), None);
+        assert_eq!(
+            cell(&m(Kind::Rate, 10e6, 12e6)),
+            "10.0 → 12.0 Mbit/s +20.0%"
+        );
+        assert_eq!(
+            cell(&m(Kind::Rate, 900e3, 2e6)),
+            "900 kbit/s → 2.00 Mbit/s +122%"
+        );
     }
 }

@@ -10,9 +10,13 @@
 //!   calibration page (simulator against kernel).
 //! - [`load`]: read results directories back (results.json + series/run-N.csv).
 //! - [`compare`]: pair the runs of two results documents, metric by metric.
+//! - [`chartfile`]: every chart of a report as an SVG or PNG file (PNG rendered by resvg).
+//! - [`describe`]: the path a document ran, in one line (terminal header, report sections).
 
 pub mod calpage;
+pub mod chartfile;
 pub mod compare;
+pub mod describe;
 pub mod export;
 pub mod html;
 pub mod load;

@@ -119,13 +119,44 @@ fn load_file(file: &Path, dir: &Path) -> Result<Vec<Source>, String> {
     Ok(out)
 }
 
-/// The `meta.json` written next to `results.json`.
-pub fn meta_json(scenario: &str, file: &str, description: Option<&str>) -> String {
+/// The `meta.json` written next to `results.json`: the scenario's name, file and description;
+/// where it came from (the file's SHA-256, the `--set` overrides as given); and every matrix
+/// point's fully resolved scenario (each key after defaults and overrides, host settings
+/// included), once per point rather than per seed.
+pub fn meta_json(
+    scenario: &str,
+    file: &str,
+    description: Option<&str>,
+    doc: &ResultsDoc,
+) -> String {
     let mut m = serde_json::Map::new();
     m.insert("scenario".into(), Value::from(scenario));
     m.insert("file".into(), Value::from(file));
     if let Some(d) = description {
         m.insert("description".into(), Value::from(d.trim()));
+    }
+    if let Some(src) = &doc.source {
+        m.insert("sha256".into(), Value::from(src.sha256.clone()));
+        m.insert("overrides".into(), Value::from(src.overrides.clone()));
+    }
+    let mut points: Vec<Value> = Vec::new();
+    let mut seen: Vec<&serde_json::Map<String, Value>> = Vec::new();
+    for r in &doc.runs {
+        if r.resolved.is_empty() || seen.contains(&&r.params) {
+            continue;
+        }
+        seen.push(&r.params);
+        let mut resolved = r.resolved.clone();
+        // The seed is the run's, not the point's.
+        resolved.remove("seed");
+        points.push(serde_json::json!({
+            "params": r.params,
+            "resolved": resolved,
+            "settings": r.settings,
+        }));
+    }
+    if !points.is_empty() {
+        m.insert("points".into(), Value::from(points));
     }
     serde_json::to_string_pretty(&Value::Object(m)).expect("json")
 }

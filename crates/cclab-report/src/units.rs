@@ -100,10 +100,20 @@ pub fn param(key: &str, v: &serde_json::Value) -> String {
                     if x == 0.0 {
                         "0".into()
                     } else {
-                        format!(
-                            "{}%",
-                            sig3(x * 100.0).trim_end_matches('0').trim_end_matches('.')
-                        )
+                        // Three significant digits however small (0.008% stays 0.008%).
+                        let p = x * 100.0;
+                        let text = if p.abs() < 1.0 {
+                            let decimals = (2 - p.abs().log10().floor() as i32).clamp(0, 12);
+                            format!("{p:.*}", decimals as usize)
+                        } else {
+                            sig3(p)
+                        };
+                        let text = if text.contains('.') {
+                            text.trim_end_matches('0').trim_end_matches('.')
+                        } else {
+                            &text
+                        };
+                        format!("{text}%")
                     }
                 }
                 "size" => size(x),
@@ -140,6 +150,11 @@ mod tests {
         assert_eq!(rate_in(909e6 * 8.0, "MB/s"), "909 MB/s");
         assert_eq!(pct(0.0123), "1.23%");
         assert_eq!(param("link.loss", &serde_json::json!(0.01)), "1%");
+        assert_eq!(param("link.loss", &serde_json::json!(0.00008)), "0.008%");
+        assert_eq!(param("link.loss", &serde_json::json!(0.005)), "0.5%");
+        assert_eq!(param("link.loss", &serde_json::json!(0.0123)), "1.23%");
+        assert_eq!(param("link.loss", &serde_json::json!(0.5)), "50%");
+        assert_eq!(param("link.loss", &serde_json::json!(1.0)), "100%");
         assert_eq!(param("link.rtt", &serde_json::json!(0.099)), "99.0 ms");
         assert_eq!(size(640e3), "640 kB");
     }

@@ -25,14 +25,34 @@ use std::collections::BTreeMap;
 /// Version string written into every document.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ResultsDoc {
     /// cclab version that produced the document.
     pub cclab: String,
     pub scenario: String,
-    /// `"sim"` or `"kernel"`.
+    /// `"sim"`, `"kernel"` or `"host"`.
     pub backend: String,
     pub runs: Vec<RunResult>,
+    /// Where the scenario came from: its file, the file's SHA-256, the overrides as given.
+    /// Absent from measurements of real hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+    /// Measurements of real hosts: the probe phase and the path fitted from it
+    /// (written by `cclab perf`, read by `cclab fit`; layout in cclab-remote's `fit` module).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<Value>,
+}
+
+/// The scenario a document ran: enough to know whether two documents ran the same thing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The scenario file as named on the command line.
+    pub file: String,
+    /// SHA-256 of the file's bytes, hex.
+    pub sha256: String,
+    /// `--set KEY=VALUE` overrides as given on the command line, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

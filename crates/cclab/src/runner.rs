@@ -1,7 +1,7 @@
 //! Scenario files in, results documents out.
 
 use crate::reference;
-use cclab_results::{Backend, ResultsDoc, RunContext, RunResult, VERSION};
+use cclab_results::{Backend, ResultsDoc, RunContext, RunResult, Source, VERSION};
 use cclab_scenario::{MatrixPoint, ScenarioFile};
 use std::fmt;
 use std::io::{IsTerminal, Write};
@@ -104,6 +104,17 @@ pub struct Plan {
     pub name: String,
     pub description: Option<String>,
     pub points: Vec<MatrixPoint>,
+    /// The file's SHA-256 and the overrides as given, recorded in the results.
+    pub source: Source,
+}
+
+/// SHA-256 of `bytes`, lower-case hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Load, override and expand one scenario file, checked against the controllers of the
@@ -118,6 +129,13 @@ pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
         file.apply_override(&format!("seed={seed}"))?;
     }
     let points = file.expand()?;
+    // The bytes the scenario was read from (a file that cannot be read again now was read
+    // a moment ago: its hash stays empty rather than failing the run).
+    let sha256 = std::fs::read(path)
+        .map(|b| sha256_hex(&b))
+        .unwrap_or_default();
+    // `--seed` is not among them: every run records its own seed.
+    let overrides = opts.overrides.clone();
     let first = points
         .first()
         .ok_or_else(|| Error::new(format!("{path}: the scenario expands to no runs")))?;
@@ -126,6 +144,11 @@ pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
         name: first.scenario.name.clone(),
         description: first.scenario.description.clone(),
         points,
+        source: Source {
+            file: path.to_string(),
+            sha256,
+            overrides,
+        },
     })
 }
 
@@ -248,6 +271,8 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
             scenario: p.name.clone(),
             backend: backend.name().to_string(),
             runs: Vec::new(),
+            source: Some(p.source.clone()),
+            ..Default::default()
         })
         .collect();
     for (i, r) in results.into_iter().enumerate() {

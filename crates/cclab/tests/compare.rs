@@ -77,17 +77,13 @@ const RUN_METRICS: &[&str] = &[
 fn compare_prints_every_shared_metric_with_its_difference() {
     let (a, b) = two_seeds("text");
     let text = ok(cclab()
-        .arg("compare")
+        .args(["compare", "--all"])
         .arg(&a)
         .arg(b.join("results.json"))
         .output()
         .unwrap());
     assert!(text.contains("4 shared runs"), "{text}");
-    assert_eq!(
-        text.matches("matched by params; seeds differ").count(),
-        4,
-        "{text}"
-    );
+    assert_eq!(text.matches("(seeds differ)").count(), 4, "{text}");
     // Every flow (4 runs x 2 flows) has every flow metric; every run has every run metric;
     // each line ends with a difference.
     for run in 0..4 {
@@ -106,10 +102,15 @@ fn compare_prints_every_shared_metric_with_its_difference() {
                     })
                     .unwrap_or_else(|| panic!("no line for flow {flow} {m} in {block}"));
                 let diff = line.split_whitespace().last().unwrap();
-                assert!(
-                    diff.ends_with('%') || diff == "(A=0)",
-                    "difference on {line:?}"
-                );
+                // Ratios differ in percentage points, everything else relatively.
+                if *m == "retrans ratio" {
+                    assert!(line.trim_end().ends_with(" pp"), "{line:?}");
+                } else {
+                    assert!(
+                        diff.ends_with('%') || diff == "(A=0)",
+                        "difference on {line:?}"
+                    );
+                }
             }
         }
         for m in RUN_METRICS {
@@ -117,7 +118,12 @@ fn compare_prints_every_shared_metric_with_its_difference() {
                 block
                     .lines()
                     .any(|l| l.trim_start().starts_with(&format!("run {m} "))
-                        && l.trim_end().ends_with(['%', ')'])),
+                        && (l.trim_end().ends_with(['%', ')'])
+                            || l.trim_end().ends_with(" pp")
+                            || (*m == "jain"
+                                && l.split_whitespace().last().is_some_and(|d| {
+                                    d.starts_with(['+', '-']) && d.parse::<f64>().is_ok()
+                                })))),
                 "run {m} in {block}"
             );
         }
@@ -226,4 +232,137 @@ fn compare_with_itself_is_zero_everywhere_and_unrelated_results_share_nothing() 
         "{out}"
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("share no runs"));
+}
+
+/// A one-flow CUBIC scenario on a lossy path, for setup differences.
+const PLAIN: &str = r#"
+name = "setup"
+duration = "3s"
+[link]
+rate = "20mbit"
+rtt = "30ms"
+loss = "0.5%"
+buffer = "1bdp"
+[[flows]]
+cc = "cubic"
+"#;
+
+#[test]
+fn compare_names_setup_differences_first_and_summarises_before_details() {
+    let d = tmpdir("setup");
+    let f = d.join("s.toml");
+    std::fs::write(&f, PLAIN).unwrap();
+    ok(cclab()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("a"))
+        .arg(&f)
+        .output()
+        .unwrap());
+    // Same scenario, same (empty) swept keys: a --set makes it another setup.
+    ok(cclab()
+        .args(["run", "-q", "--set", "link.buffer=200pkt", "--out"])
+        .arg(d.join("b"))
+        .arg(&f)
+        .output()
+        .unwrap());
+    let text = ok(cclab()
+        .arg("compare")
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap());
+    let setup = text.find("setup differences").expect(&text);
+    let summary = text.find("summary").expect(&text);
+    assert!(setup < summary, "{text}");
+    assert!(
+        text.contains("matched by swept params only: their setups differ"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("link.buffer "))
+        .unwrap_or_else(|| panic!("no link.buffer line: {text}"));
+    assert!(line.contains("1bdp → 200pkt"), "{line}");
+    assert!(text.contains("--set overrides"), "{text}");
+    // The summary row: goodput with its relative change, utilisation in percentage points.
+    let row = text
+        .lines()
+        .find(|l| l.contains("flow 0 cubic"))
+        .unwrap_or_else(|| panic!("no summary row: {text}"));
+    assert!(
+        row.contains("Mbit/s") && row.contains('%') && row.contains(" pp"),
+        "{row}"
+    );
+    // Details only with --all.
+    assert!(!text.contains("run queue delay p95"), "{text}");
+    let all = ok(cclab()
+        .args(["compare", "--all"])
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap());
+    assert!(
+        all.contains("run queue delay p95") && all.contains("setup: link.buffer"),
+        "{all}"
+    );
+    let v: Value = serde_json::from_str(&ok(cclab()
+        .args(["compare", "--json"])
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap()))
+    .unwrap();
+    let p = &v["shared"][0];
+    assert_eq!(p["matched"], "other_setup");
+    assert!(p["setup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["key"] == "link.buffer" && d["a"] == "1bdp"));
+    let u = &p["run"]["link_utilization"];
+    let want = (u["b"].as_f64().unwrap() - u["a"].as_f64().unwrap()) * 100.0;
+    assert!((u["diff_pp"].as_f64().unwrap() - want).abs() < 1e-9, "{u}");
+}
+
+#[test]
+fn a_set_shows_in_meta_json_results_and_the_report() {
+    let d = tmpdir("meta");
+    let f = d.join("s.toml");
+    std::fs::write(&f, PLAIN).unwrap();
+    let out = d.join("o");
+    let text = ok(cclab()
+        .args(["run", "--set", "link.loss=2%", "--out"])
+        .arg(&out)
+        .arg(&f)
+        .output()
+        .unwrap());
+    // The terminal header states the path as run, the override marked.
+    let path = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("path: "))
+        .unwrap_or_else(|| panic!("no path line: {text}"));
+    assert!(
+        path.contains("20.0 Mbit/s") && path.contains("RTT 30.0 ms"),
+        "{path}"
+    );
+    assert!(path.contains("loss 2% random*"), "{path}");
+    assert!(
+        text.contains("* set on the command line: --set link.loss=2%"),
+        "{text}"
+    );
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["overrides"], serde_json::json!(["link.loss=2%"]));
+    let sha = meta["sha256"].as_str().unwrap();
+    assert_eq!(sha.len(), 64);
+    let resolved = &meta["points"][0]["resolved"];
+    assert_eq!(resolved["link.loss"].as_f64(), Some(0.02));
+    assert_eq!(resolved["link.rtt"].as_f64(), Some(0.03));
+    assert!(resolved["hosts.tcp_rmem"].is_string(), "{resolved}");
+    let results = doc(&out);
+    assert_eq!(results["source"]["sha256"].as_str(), Some(sha));
+    assert_eq!(results["source"]["overrides"][0], "link.loss=2%");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("loss 2% random*"), "report path line");
+    assert!(page.contains("--set link.loss=2%"), "report overrides line");
 }
