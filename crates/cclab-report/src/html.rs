@@ -10,7 +10,7 @@ use crate::load::Source;
 use crate::plot::{self, esc, Axis, Bar, BarChart, Line, LineChart, Marker, RightAxis, Unit};
 use crate::ts::{self, TsChart, TsLine};
 use crate::units;
-use cclab_results::{ResultsDoc, RunResult};
+use cclab_results::{median, FlowResult, ResultsDoc, RunResult};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -462,9 +462,29 @@ fn doc_section(
     if let Some(d) = &s.description {
         let _ = write!(page.body, "<p class=\"desc\">{}</p>", esc(d));
     }
+    // The path as run (from the resolved values, overrides marked), whatever the description says.
+    if let Some(path) = crate::describe::path_line(doc) {
+        let _ = write!(page.body, "<p class=\"path\">{}", esc(&path));
+        if let Some(o) = crate::describe::overrides_line(doc) {
+            let _ = write!(page.body, "<br><span class=\"muted\">{}</span>", esc(&o));
+        }
+        page.body.push_str("</p>");
+    }
     let mut facts = Vec::new();
     if let Some(f) = &s.file {
         facts.push(format!("scenario <code>{}</code>", esc(f)));
+    }
+    if let Some(h) = doc
+        .source
+        .as_ref()
+        .map(|s| &s.sha256)
+        .filter(|h| h.len() >= 12)
+    {
+        facts.push(format!(
+            "<span title=\"SHA-256 of the scenario file: {}\">sha256 {}</span>",
+            esc(h),
+            esc(&h[..12])
+        ));
     }
     if let Some(o) = &s.origin {
         facts.push(format!(
@@ -502,6 +522,7 @@ fn doc_section(
         page.body.push_str("<p>No runs.</p></section>");
         return;
     }
+    unfinished_warning(&mut page.body, doc);
     // At a glance: the headline chart and the metric-vs-parameter charts, then the table.
     let name = slug(&doc.scenario);
     let (svg, wide) = headline(doc, pal, &page.id());
@@ -531,6 +552,31 @@ fn doc_section(
         );
     }
     page.body.push_str("</section>");
+}
+
+/// A warning over a document's charts when sized flows did not finish: their goodput is
+/// over the part they sent, and they have no FCT.
+pub(crate) fn unfinished_warning(out: &mut String, doc: &ResultsDoc) {
+    let open: Vec<String> = doc
+        .runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            unfinished(r).map(move |f| format!("#{} flow {} ({})", i + 1, f.id, f.cc))
+        })
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = open.iter().take(8).map(String::as_str).collect();
+    let _ = write!(
+        out,
+        "<p class=\"warn unfinished\">⚠ {} sized flow{} unfinished (did not complete in the run; no FCT, goodput over what was sent): {}{}</p>",
+        open.len(),
+        if open.len() == 1 { "" } else { "s" },
+        esc(&shown.join(", ")),
+        if open.len() > shown.len() { ", ..." } else { "" }
+    );
 }
 
 /// The label of a matrix point's bar group: its swept values other than the controller, one
@@ -574,46 +620,36 @@ fn headline(doc: &ResultsDoc, pal: &Palette, id: &str) -> (String, bool) {
                 .iter()
                 .map(|&i| goodput_of(&doc.runs[i], &cc))
                 .collect();
-            let (lo, hi, mean) = min_max_mean(&vals);
+            let (med, lo, hi) = median_min_max(&vals);
             let refv = reference_for(first, &cc);
-            let mut tip = format!(
-                "{} · {cc}: {}",
-                groups[g].replace('\n', " · "),
-                units::rate(mean)
+            let tip = bar_tip(
+                &format!("{} · {cc}", groups[g].replace('\n', " · ")),
+                &vals,
+                refv.map(|r| (r, reference_text(first, r))),
             );
-            if vals.len() > 1 {
-                tip.push_str(&format!(
-                    " (mean of {} seeds, {} – {})",
-                    vals.len(),
-                    units::rate(lo),
-                    units::rate(hi)
-                ));
-            }
-            if let Some(r) = refv {
-                tip.push_str(&format!(" · published {}", reference_text(first, r)));
-            }
             bars.push(Bar {
                 group: g,
                 color: pal.color(&cc),
                 series: cc.clone(),
-                value: mean,
+                value: med,
                 spread: (vals.len() > 1).then_some((lo, hi)),
                 reference: refv,
-                label: units::rate(mean),
+                label: units::rate(med),
                 tip,
             });
         }
     }
     let has_ref = bars.iter().any(|b| b.reference.is_some());
     let title = format!(
-        "{}: goodput per run{}{}",
+        "{}: goodput per run{}{}{}",
         doc.scenario,
         if multi_flow {
             " (sum over each controller's flows)"
         } else {
             ""
         },
-        if has_ref { " vs published" } else { "" }
+        if has_ref { " vs published" } else { "" },
+        seeds_note(pts.iter().map(|p| p.1.len()))
     );
     let c = BarChart {
         title,
@@ -653,7 +689,25 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
     for k in &keys {
         let _ = write!(out, "<th>{}</th>", esc(&key_name(k)));
     }
-    out.push_str("<th class=\"n\">seeds</th><th>flow</th><th>cc</th><th class=\"n\">goodput</th><th class=\"n\">retransmits</th><th class=\"n\">RTT p50</th><th class=\"n\">RTT p99</th><th class=\"n\">FCT</th></tr></thead><tbody>");
+    let has_ref = doc.runs.iter().any(|r| {
+        r.reference
+            .as_ref()
+            .is_some_and(|v| v.get("goodput_bps").is_some())
+    });
+    let has_jain = doc.runs.iter().any(|r| r.flows.len() > 1);
+    let multi_cc = doc.runs.iter().any(|r| ccs_of(r).len() > 1);
+    out.push_str("<th class=\"n\">seeds</th><th>flow</th><th>cc</th><th class=\"n\">goodput</th>");
+    if has_ref {
+        out.push_str("<th class=\"n\">published</th><th class=\"n\">cclab / published</th>");
+    }
+    if multi_cc {
+        out.push_str("<th class=\"n\" title=\"the flow's controller's share of the run's goodput\">cc share</th>");
+    }
+    out.push_str("<th class=\"n\">retransmits</th><th class=\"n\">RTT p50</th><th class=\"n\">RTT p99</th><th class=\"n\">FCT</th>");
+    if has_jain {
+        out.push_str("<th class=\"n\">Jain</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
     for (i, g) in groups.iter().enumerate() {
         let run = g[0];
         for (j, f) in run.flows.iter().enumerate() {
@@ -683,18 +737,86 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
                 let _ = write!(out, "<td>{}</td>", esc(&v));
             }
             let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
+            let open = g
+                .iter()
+                .filter(|r| r.flows[j].size_bytes.is_some() && r.flows[j].fct_s.is_none())
+                .count();
             let _ = write!(
                 out,
-                "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                "<td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td>",
                 g.len(),
                 f.id,
                 esc(&f.cc),
                 esc(&crate::table::agg(col(&|f| f.goodput_bps), units::rate)),
+            );
+            if has_ref {
+                // The published figure against the median (a controller's only flow).
+                let r = reference_for(run, &f.cc)
+                    .filter(|_| run.flows.iter().filter(|g| g.cc == f.cc).count() == 1);
+                match r {
+                    Some(r) => {
+                        let (med, _, _) = median_min_max(&col(&|f| f.goodput_bps));
+                        let _ = write!(
+                            out,
+                            "<td class=\"n\">{}</td>{}",
+                            esc(&reference_text(run, r)),
+                            ratio_cell(med / r)
+                        );
+                    }
+                    None => {
+                        out.push_str("<td class=\"n muted\">–</td><td class=\"n muted\">–</td>")
+                    }
+                }
+            }
+            if multi_cc {
+                let shares: Vec<f64> = g.iter().filter_map(|r| share_of(r, &f.cc)).collect();
+                let _ = write!(
+                    out,
+                    "<td class=\"n\">{}</td>",
+                    if shares.is_empty() {
+                        "–".to_string()
+                    } else {
+                        esc(&crate::table::agg(shares, units::pct))
+                    }
+                );
+            }
+            let fct = match (fcts.is_empty(), open) {
+                (true, 0) => "–".to_string(),
+                (true, _) => "unfinished".to_string(),
+                (false, 0) => esc(&crate::table::agg(fcts, units::secs)),
+                (false, k) => format!(
+                    "{} <span class=\"off\">{k} unfinished</span>",
+                    esc(&crate::table::agg(fcts, units::secs))
+                ),
+            };
+            let _ = write!(
+                out,
+                "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n{}\"{}>{fct}</td>",
                 esc(&crate::table::agg(col(&|f| f.retrans_ratio), units::pct)),
                 esc(&crate::table::agg(col(&|f| f.rtt_ms.p50), units::ms)),
                 esc(&crate::table::agg(col(&|f| f.rtt_ms.p99), units::ms)),
-                if fcts.is_empty() { "–".to_string() } else { esc(&crate::table::agg(fcts, units::secs)) }
+                if open > 0 { " unfinished" } else { "" },
+                if open > 0 {
+                    format!(" title=\"unfinished in {open} of {} seeds (sized flows that did not complete in the run; not in the FCT)\"", g.len())
+                } else {
+                    String::new()
+                },
             );
+            if has_jain {
+                if j == 0 {
+                    let _ = write!(
+                        out,
+                        "<td class=\"n\">{}</td>",
+                        esc(&crate::table::agg(
+                            g.iter().map(|r| r.jain).collect(),
+                            |v| format!("{v:.3}")
+                        ))
+                    );
+                } else {
+                    out.push_str("<td></td>");
+                }
+            }
+            out.push_str("</tr>");
         }
     }
     out.push_str("</tbody></table></div><h3>Every run</h3>");
@@ -742,6 +864,32 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
         (false, true) => ("drops buf/rand/pol", "packets dropped by the full buffer / by the random-loss model / by the policer"),
         (true, true) => ("drops buf/rand/aqm/pol", "packets dropped by the full buffer / by the random-loss model / by the AQM / by the policer"),
     };
+    // Fairness: Jain's index per run with several flows; each controller's share of the
+    // run's goodput when runs mix controllers.
+    let has_jain = doc.runs.iter().any(|r| r.flows.len() > 1);
+    let share_ccs: Vec<String> = if doc.runs.iter().any(|r| ccs_of(r).len() > 1) {
+        let mut v: Vec<String> = Vec::new();
+        for r in &doc.runs {
+            for cc in ccs_of(r) {
+                if !v.contains(&cc) {
+                    v.push(cc);
+                }
+            }
+        }
+        v
+    } else {
+        Vec::new()
+    };
+    if has_jain {
+        out.push_str("<th class=\"n\" title=\"Jain's fairness index over the flows' goodputs: 1 = equal shares, 1/n = one flow has everything\">Jain</th>");
+    }
+    for cc in &share_ccs {
+        let _ = write!(
+            out,
+            "<th class=\"n share\" title=\"{cc}'s flows' goodput over all flows' goodput\">{} share</th>",
+            esc(cc)
+        );
+    }
     let _ = write!(out, "<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"{drop_title}\">{drop_head}</th></tr></thead><tbody>");
     for (ri, run) in doc.runs.iter().enumerate() {
         let n = run.flows.len().max(1);
@@ -770,13 +918,21 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             let col = pal.color(&f.cc);
             let _ = write!(
                 out,
-                "<td>{}</td><td title=\"{}\"><span class=\"dot\" style=\"background:{col}\"></span>{}</td><td class=\"n gp\" style=\"--f:{:.1}%;--c:{}\" title=\"{:.1}% of the link rate\">{}</td>",
+                "<td>{}</td><td title=\"{}\"><span class=\"dot\" style=\"background:{col}\"></span>{}</td><td class=\"n gp\" style=\"--f:{:.1}%;--c:{}\" title=\"{:.1}% of the link rate{}\">{}</td>",
                 f.id,
                 esc(&cc_title(&f.cc)),
                 esc(&f.cc),
                 frac * 100.0,
                 mix(&col, 0.78),
                 frac * 100.0,
+                if n > 1 {
+                    format!(
+                        "; {} of the run's goodput",
+                        units::pct(f.goodput_bps / total_goodput(run).max(1e-9))
+                    )
+                } else {
+                    String::new()
+                },
                 units::rate(f.goodput_bps)
             );
             if has_ref {
@@ -785,11 +941,6 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 match r {
                     Some(r) => {
                         let ratio = f.goodput_bps / r;
-                        let cls = if (0.67..=1.5).contains(&ratio) {
-                            "ok"
-                        } else {
-                            "off"
-                        };
                         let own = reference_text(run, r);
                         let cell = match own.split_once(" (") {
                             Some((bits, rest)) => format!(
@@ -799,11 +950,7 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                             ),
                             None => esc(&own),
                         };
-                        let _ = write!(
-                            out,
-                            "<td class=\"n\">{cell}</td><td class=\"n {cls}\">×{:.2}</td>",
-                            ratio
-                        );
+                        let _ = write!(out, "<td class=\"n\">{cell}</td>{}", ratio_cell(ratio));
                     }
                     None => {
                         out.push_str("<td class=\"n muted\">–</td><td class=\"n muted\">–</td>")
@@ -820,11 +967,42 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 units::ms(f.rtt_ms.p99)
             );
             if has_fct {
+                match (f.fct_s, f.size_bytes) {
+                    (Some(t), _) => {
+                        let _ = write!(out, "<td class=\"n\">{}</td>", units::secs(t));
+                    }
+                    (None, Some(_)) => {
+                        let _ = write!(
+                            out,
+                            "<td class=\"n off unfinished\" title=\"{}\">unfinished</td>",
+                            esc(&unfinished_note(run, f))
+                        );
+                    }
+                    (None, None) => out.push_str("<td class=\"n muted\">–</td>"),
+                }
+            }
+            if first && has_jain {
                 let _ = write!(
                     out,
-                    "<td class=\"n\">{}</td>",
-                    f.fct_s.map(units::secs).unwrap_or_else(|| "–".into())
+                    "<td class=\"n jain\" rowspan=\"{n}\">{:.3}</td>",
+                    run.jain
                 );
+            }
+            if first {
+                for cc in &share_ccs {
+                    match share_of(run, cc).filter(|_| run.flows.iter().any(|f| f.cc == *cc)) {
+                        Some(sh) => {
+                            let _ = write!(
+                                out,
+                                "<td class=\"n share\" rowspan=\"{n}\">{}</td>",
+                                units::pct(sh)
+                            );
+                        }
+                        None => {
+                            let _ = write!(out, "<td class=\"n muted\" rowspan=\"{n}\">–</td>");
+                        }
+                    }
+                }
             }
             if first {
                 let l = &run.link;
@@ -848,52 +1026,250 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     out.push_str("</tbody></table></div>");
 }
 
-/// How to draw a swept numeric parameter on an axis.
+/// cclab / published as a table cell: green within x0.67-x1.5, red beyond.
+fn ratio_cell(ratio: f64) -> String {
+    let cls = if (0.67..=1.5).contains(&ratio) {
+        "ok"
+    } else {
+        "off"
+    };
+    format!("<td class=\"n ratio {cls}\" title=\"cclab / published\">×{ratio:.2}</td>")
+}
+
+/// How to draw a swept numeric parameter on an axis. The axis ends at the data.
 fn param_axis(key: &str, vals: &[f64]) -> Axis {
     let leaf = key.rsplit('.').next().unwrap_or(key);
     let name = key_name(key);
-    let pos: Vec<f64> = vals.iter().copied().filter(|v| *v > 0.0).collect();
-    let span = if pos.is_empty() {
-        1.0
-    } else {
-        pos.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-            / pos.iter().copied().fold(f64::INFINITY, f64::min)
-    };
-    match leaf {
+    let span = log_span(vals);
+    let a = match leaf {
         "loss" | "ack_loss" => Axis::new(&name, Unit::Loss).log(),
-        "size" => Axis::new(&name, Unit::Bytes).log(),
-        "rate" => {
-            let a = Axis::new(&name, Unit::Rate);
-            if span > 20.0 {
-                a.log()
-            } else {
-                a
-            }
-        }
+        "rate" => Axis::new(&name, Unit::Rate).log_if(span > 20.0),
         "rtt" | "rtt_extra" | "duration" | "start" => {
-            let a = Axis::new(&name, Unit::Secs);
-            if span > 50.0 {
-                a.log()
-            } else {
-                a
-            }
+            Axis::new(&name, Unit::Secs).log_if(span > 50.0)
         }
-        "buffer" => Axis::new(&name, Unit::Plain),
-        _ => {
-            let a = Axis::new(&name, Unit::Plain);
-            if span > 50.0 {
-                a.log()
-            } else {
-                a
-            }
-        }
+        _ if is_size_leaf(leaf) => Axis::new(&name, Unit::Bytes).log_if(span > 20.0),
+        _ => Axis::new(&name, Unit::Plain).log_if(span > 50.0),
+    };
+    Axis {
+        from_zero: false,
+        ..a
     }
+}
+
+/// Largest over smallest positive value (1 when there are none).
+fn log_span(vals: &[f64]) -> f64 {
+    let pos: Vec<f64> = vals.iter().copied().filter(|v| *v > 0.0).collect();
+    if pos.is_empty() {
+        return 1.0;
+    }
+    pos.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        / pos.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// Keys whose values are sizes in bytes (or a buffer: bytes, packets or BDPs).
+fn is_size_leaf(leaf: &str) -> bool {
+    matches!(
+        leaf,
+        "size" | "buffer" | "burst" | "rcvbuf" | "sndbuf" | "notsent_lowat" | "quantum"
+    )
+}
+
+/// A size as text (`"64kb"`, `"2mib"`, `"3000b"`) in bytes; None for anything else.
+fn parse_bytes(t: &str) -> Option<f64> {
+    let t = t.trim().to_ascii_lowercase();
+    let at = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (num, unit) = t.split_at(at);
+    let mult = match unit.trim() {
+        "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    num.parse::<f64>().ok().map(|n| n * mult)
+}
+
+/// The number in a buffer's text with the given unit suffix (`"0.5bdp"` -> 0.5).
+fn buffer_multiple(t: &str, units: &[&str]) -> Option<f64> {
+    let t = t.trim().to_ascii_lowercase();
+    units
+        .iter()
+        .find_map(|u| t.strip_suffix(u))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+/// A swept key drawn on a numeric axis: each run's x value (in `runs`' order) and the axis.
+/// Numbers as they are; a swept size given as text (`link.buffer = ["0.5bdp", "1bdp",
+/// "4bdp"]`, `"100pkt"`, `"64kb"`) as a number too: in BDPs when every value is in BDPs, in
+/// packets when every value is in packets, else in bytes. A buffer's value comes from the
+/// run's resolved `link.buffer_bytes` (over `link.bdp_bytes` or `link.packet_bytes`), so
+/// values given in different units line up; without them, from the text when the units
+/// agree. None when the key is not numeric in every run.
+pub(crate) fn numeric_x(key: &str, runs: &[&RunResult]) -> Option<(Vec<f64>, Axis)> {
+    let leaf = key.rsplit('.').next().unwrap_or(key);
+    let nums: Option<Vec<f64>> = runs
+        .iter()
+        .map(|r| r.params.get(key).and_then(Value::as_f64))
+        .collect();
+    if let Some(v) = nums {
+        let axis = param_axis(key, &v);
+        return Some((v, axis));
+    }
+    if !is_size_leaf(leaf) {
+        return None;
+    }
+    let texts: Vec<&str> = runs
+        .iter()
+        .map(|r| r.params.get(key).and_then(Value::as_str))
+        .collect::<Option<_>>()?;
+    let resolved = |r: &RunResult, k: &str| -> Option<f64> {
+        let prefix = key.rsplit_once('.').map_or("", |p| p.0);
+        r.resolved
+            .get(&format!("{prefix}.{k}"))
+            .and_then(Value::as_f64)
+    };
+    let is_buffer = leaf == "buffer";
+    let name = key_name(key);
+    let all = |units: &[&str]| texts.iter().all(|t| buffer_multiple(t, units).is_some());
+    let per = |unit_key: &str, units: &[&str]| -> Vec<f64> {
+        runs.iter()
+            .zip(&texts)
+            .map(|(r, t)| {
+                match (resolved(r, "buffer_bytes"), resolved(r, unit_key)) {
+                    (Some(b), Some(u)) if is_buffer && u > 0.0 => Some(b / u),
+                    _ => buffer_multiple(t, units),
+                }
+                .unwrap_or(f64::NAN)
+            })
+            .collect()
+    };
+    const BDP: &[&str] = &["xbdp", "bdp"];
+    const PKT: &[&str] = &["packets", "packet", "pkts", "pkt", "p"];
+    let (v, axis) = if is_buffer && all(BDP) {
+        let v = per("bdp_bytes", BDP);
+        let a = Axis::new(&format!("{name} (× BDP)"), Unit::Plain);
+        (v, a)
+    } else if is_buffer && all(PKT) {
+        let v = per("packet_bytes", PKT);
+        (v, Axis::new(&name, Unit::Pkts))
+    } else {
+        let v: Vec<f64> = runs
+            .iter()
+            .zip(&texts)
+            .map(|(r, t)| {
+                is_buffer
+                    .then(|| resolved(r, "buffer_bytes"))
+                    .flatten()
+                    .or_else(|| parse_bytes(t))
+                    .unwrap_or(f64::NAN)
+            })
+            .collect();
+        (v, Axis::new(&name, Unit::Bytes))
+    };
+    if v.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let span = log_span(&v);
+    let axis = Axis {
+        from_zero: false,
+        ..axis.log_if(span > 20.0)
+    };
+    Some((v, axis))
+}
+
+/// Median, min and max of a non-empty set of values.
+pub(crate) fn median_min_max(v: &[f64]) -> (f64, f64, f64) {
+    let (lo, hi, _) = min_max_mean(v);
+    (median(&mut v.to_vec()), lo, hi)
+}
+
+/// What `--repeat` folded into a value: "median of N seeds" (the terminal table's words).
+pub(crate) fn median_of(n: usize) -> String {
+    format!("median of {n} seeds")
+}
+
+/// ", median of N seeds" for a chart's title when points fold several seeds (", median
+/// over seeds" when their numbers differ); empty otherwise.
+pub(crate) fn seeds_note(counts: impl Iterator<Item = usize>) -> String {
+    let mut c: Vec<usize> = counts.filter(|n| *n > 1).collect();
+    c.sort();
+    c.dedup();
+    match c[..] {
+        [] => String::new(),
+        [n] => format!(", {}", median_of(n)),
+        _ => ", median over seeds".into(),
+    }
+}
+
+/// A bar's tooltip: `what: value`, or `what: median of N seeds value [min – max]`, and the
+/// published figure with cclab / published.
+pub(crate) fn bar_tip(what: &str, vals: &[f64], published: Option<(f64, String)>) -> String {
+    let (med, lo, hi) = median_min_max(vals);
+    let mut tip = if vals.len() > 1 {
+        format!(
+            "{what}: {} {} [{} – {}]",
+            median_of(vals.len()),
+            units::rate(med),
+            units::rate(lo),
+            units::rate(hi)
+        )
+    } else {
+        format!("{what}: {}", units::rate(med))
+    };
+    if let Some((r, text)) = published {
+        tip.push_str(&format!(
+            " · published {text} · cclab / published ×{:.2}",
+            med / r
+        ));
+    }
+    tip
+}
+
+/// A run's goodput over all its flows.
+pub(crate) fn total_goodput(run: &RunResult) -> f64 {
+    run.flows.iter().map(|f| f.goodput_bps).sum()
+}
+
+/// A controller's share of the run's goodput (its flows' goodput over all flows'); None
+/// when nothing got through.
+pub(crate) fn share_of(run: &RunResult, cc: &str) -> Option<f64> {
+    let t = total_goodput(run);
+    (t > 0.0).then(|| goodput_of(run, cc) / t)
+}
+
+/// Sized flows that did not complete in the run.
+pub(crate) fn unfinished(run: &RunResult) -> impl Iterator<Item = &FlowResult> {
+    run.flows
+        .iter()
+        .filter(|f| f.size_bytes.is_some() && f.fct_s.is_none())
+}
+
+/// "unfinished: 2.30 MB of 50.0 MB delivered in the 2.00 s run" for a sized flow without FCT.
+pub(crate) fn unfinished_note(run: &RunResult, f: &FlowResult) -> String {
+    let size = f.size_bytes.unwrap_or(0) as f64;
+    format!(
+        "unfinished: {} of {} delivered ({}) in the {} run",
+        units::size(f.bytes_delivered as f64),
+        units::size(size),
+        units::pct(if size > 0.0 {
+            f.bytes_delivered as f64 / size
+        } else {
+            0.0
+        }),
+        units::secs(run.duration_s)
+    )
 }
 
 /// One x value of a line: (x, values over seeds, published figure).
 pub(crate) type XPoint = (f64, Vec<f64>, Option<f64>);
 
-/// One chart per (swept numeric parameter, metric): goodput always, FCT when flows are sized.
+/// One chart per (swept numeric parameter, metric): goodput always; FCT when flows are
+/// sized; each controller's share of the goodput when runs mix controllers, else Jain's
+/// index when runs have several flows. A swept size (a buffer in BDPs, packets or bytes) is
+/// a numeric axis too ([`numeric_x`]). Lines show the median over seeds with a min-max band.
 /// Several documents (an overlay: `(doc, label, dash)`) draw their lines in one chart, a
 /// line's colour shared by the documents and its dash telling them apart.
 pub(crate) fn matrix_charts(
@@ -903,45 +1279,77 @@ pub(crate) fn matrix_charts(
     let doc0 = docs[0].0;
     let keys: Vec<String> = doc0.runs[0].params.keys().cloned().collect();
     let mut out = Vec::new();
-    let all_runs = || docs.iter().flat_map(|d| d.0.runs.iter());
-    let has_fct = all_runs().any(|r| r.flows.iter().any(|f| f.fct_s.is_some()));
+    let all: Vec<&RunResult> = docs.iter().flat_map(|d| d.0.runs.iter()).collect();
+    let has_fct = all
+        .iter()
+        .any(|r| r.flows.iter().any(|f| f.fct_s.is_some()));
+    let multi_cc = all.iter().any(|r| ccs_of(r).len() > 1);
+    let multi_flow = all.iter().any(|r| r.flows.len() > 1);
     for x in &keys {
-        let xs: Vec<f64> = all_runs()
-            .filter_map(|r| r.params.get(x).and_then(Value::as_f64))
-            .collect();
-        if xs.len() != all_runs().count() {
-            continue; // not numeric in every run
+        if is_cc_key(x) {
+            continue;
         }
+        let Some((xs, xaxis)) = numeric_x(x, &all) else {
+            continue; // not numeric in every run
+        };
         let mut distinct = xs.clone();
         distinct.sort_by(f64::total_cmp);
         distinct.dedup();
         if distinct.len() < 2 {
             continue;
         }
+        // Each run's x value, and the text of the value as given (for tooltips).
+        let x_of: BTreeMap<*const RunResult, f64> = all
+            .iter()
+            .zip(&xs)
+            .map(|(r, v)| (*r as *const RunResult, *v))
+            .collect();
+        let mut x_text: BTreeMap<u64, String> = BTreeMap::new();
+        for (r, v) in all.iter().zip(&xs) {
+            x_text
+                .entry(v.to_bits())
+                .or_insert_with(|| units::param_in(&r.params, x));
+        }
         let mut metrics: Vec<(&str, &str, Unit)> = vec![("goodput", "goodput", Unit::Rate)];
         if has_fct {
             metrics.push(("fct", "flow completion time", Unit::Secs));
+        }
+        if multi_cc {
+            metrics.push(("share", "share of the goodput", Unit::Share));
+        } else if multi_flow {
+            metrics.push(("jain", "Jain's fairness index", Unit::Plain));
         }
         for (what, ylabel, yunit) in metrics {
             // Lines: (cc, other params) x document -> x -> values over seeds (+ reference).
             type LineData = (String, String, BTreeMap<u64, XPoint>);
             let mut lines: BTreeMap<(usize, usize), LineData> = BTreeMap::new();
             let mut order: Vec<(String, String)> = Vec::new();
+            let mut skipped = 0usize;
             for (di, (doc, _, _)) in docs.iter().enumerate() {
                 for r in &doc.runs {
-                    let xv = r.params[x].as_f64().unwrap_or(0.0);
+                    let xv = x_of[&(r as *const RunResult)];
                     let other = params_label(r, &|k: &str| k == x || is_cc_key(k));
-                    for cc in ccs_of(r) {
-                        let y = if what == "fct" {
-                            fct_of(r, &cc)
-                        } else {
-                            Some(goodput_of(r, &cc))
+                    let series: Vec<String> = if what == "jain" {
+                        vec![String::new()]
+                    } else {
+                        ccs_of(r)
+                    };
+                    for cc in series {
+                        let y = match what {
+                            "fct" => {
+                                skipped += unfinished(r).filter(|f| f.cc == cc).count();
+                                fct_of(r, &cc)
+                            }
+                            "share" => share_of(r, &cc),
+                            "jain" => Some(r.jain),
+                            _ => Some(goodput_of(r, &cc)),
                         };
                         let Some(y) = y else { continue };
-                        let name = if other.is_empty() {
-                            cc.clone()
-                        } else {
-                            format!("{cc} · {other}")
+                        let name = match (cc.is_empty(), other.is_empty()) {
+                            (true, true) => "Jain's index".to_string(),
+                            (true, false) => other.clone(),
+                            (false, true) => cc.clone(),
+                            (false, false) => format!("{cc} · {other}"),
                         };
                         let oi = match order.iter().position(|o| o.0 == name) {
                             Some(i) => i,
@@ -976,23 +1384,26 @@ pub(crate) fn matrix_charts(
                     })
                     .collect()
             };
-            let xaxis = param_axis(x, &distinct);
             let mut yaxis = Axis::new(ylabel, yunit);
-            if what == "fct" {
-                let ys: Vec<f64> = lines
-                    .values()
-                    .flat_map(|l| l.2.values().flat_map(|s| s.1.iter().copied()))
-                    .filter(|v| *v > 0.0)
-                    .collect();
-                let (lo, hi, _) = min_max_mean(&ys);
-                if hi / lo > 20.0 {
-                    yaxis = yaxis.log();
+            match what {
+                "fct" => {
+                    let ys: Vec<f64> = lines
+                        .values()
+                        .flat_map(|l| l.2.values().flat_map(|s| s.1.iter().copied()))
+                        .filter(|v| *v > 0.0)
+                        .collect();
+                    let (lo, hi, _) = min_max_mean(&ys);
+                    if hi / lo > 20.0 {
+                        yaxis = yaxis.log();
+                    }
                 }
+                "share" | "jain" => yaxis = yaxis.range(0.0, 1.0),
+                _ => {}
             }
             let title = format!("{}: {} vs {}", doc0.scenario, ylabel, key_name(x));
-            let mut c = LineChart::new(&title, xaxis, yaxis);
+            let mut c = LineChart::new(&title, xaxis.clone(), yaxis);
             let mut any_ref = false;
-            let mut any_spread = false;
+            let mut seeds: Vec<usize> = Vec::new();
             for ((oi, di), (base, _, pts)) in &lines {
                 let color = shade_of[*oi].clone();
                 let (_, label, dash) = docs[*di];
@@ -1007,46 +1418,59 @@ pub(crate) fn matrix_charts(
                 l.width = 2.0;
                 l.dash = dash;
                 let mut refs = Vec::new();
-                for (xv, ys, r) in &pts {
-                    let (lo, hi, mean) = min_max_mean(ys);
-                    l.points.push((*xv, mean));
-                    let mut tip = format!(
-                        "{name}, {} {}: {}",
+                let xt = |xv: f64| {
+                    format!(
+                        "{} {}",
                         key_name(x),
-                        units::param(x, &Value::from(*xv)),
-                        fmt_metric(what, mean)
-                    );
+                        x_text.get(&xv.to_bits()).cloned().unwrap_or_default()
+                    )
+                };
+                for (xv, ys, r) in &pts {
+                    let (med, lo, hi) = median_min_max(ys);
+                    l.points.push((*xv, med));
+                    let mut tip = format!("{name}, {}: {}", xt(*xv), fmt_metric(what, med));
                     if ys.len() > 1 {
-                        any_spread = true;
+                        if !seeds.contains(&ys.len()) {
+                            seeds.push(ys.len());
+                        }
                         l.band.push((*xv, lo, hi));
-                        tip.push_str(&format!(
-                            " (mean of {}; {} – {})",
-                            ys.len(),
+                        tip = format!(
+                            "{name}, {}: {} {} [{} – {}]",
+                            xt(*xv),
+                            median_of(ys.len()),
+                            fmt_metric(what, med),
                             fmt_metric(what, lo),
                             fmt_metric(what, hi)
+                        );
+                    }
+                    if let Some(r) = r {
+                        tip.push_str(&format!(
+                            " · published {} (cclab / published ×{:.2})",
+                            units::rate(*r),
+                            med / r
                         ));
                     }
                     l.tips.push(tip);
                     if let Some(r) = r {
-                        refs.push((*xv, *r));
+                        refs.push((*xv, *r, med));
                     }
                 }
                 c.lines.push(l);
                 if !refs.is_empty() {
                     any_ref = true;
-                    let mut rl = Line::new(&format!("{base} published"), &color, refs);
+                    let pts = refs.iter().map(|(xv, r, _)| (*xv, *r)).collect();
+                    let mut rl = Line::new(&format!("{base} published"), &color, pts);
                     rl.line = false;
                     rl.marker = Marker::Diamond;
                     rl.legend = false;
-                    rl.tips = rl
-                        .points
+                    rl.tips = refs
                         .iter()
-                        .map(|(xv, r)| {
+                        .map(|(xv, r, med)| {
                             format!(
-                                "{base}, {} {}: published {}",
-                                key_name(x),
-                                units::param(x, &Value::from(*xv)),
-                                units::rate(*r)
+                                "{base}, {}: published {}; cclab / published ×{:.2}",
+                                xt(*xv),
+                                units::rate(*r),
+                                med / r
                             )
                         })
                         .collect();
@@ -1061,10 +1485,26 @@ pub(crate) fn matrix_charts(
                     "",
                 ));
             }
-            if any_spread {
+            if !seeds.is_empty() {
+                let n = if seeds.len() == 1 {
+                    median_of(seeds[0])
+                } else {
+                    "median over seeds".into()
+                };
                 c.notes.push((
-                    "band: min–max over seeds".into(),
+                    format!("line: {n}; band: min–max"),
                     "#adb5bd".into(),
+                    Marker::None,
+                    "",
+                ));
+            }
+            if skipped > 0 && what == "fct" {
+                c.notes.push((
+                    format!(
+                        "{skipped} unfinished flow{} not drawn",
+                        if skipped == 1 { "" } else { "s" }
+                    ),
+                    "#cf222e".into(),
                     Marker::None,
                     "",
                 ));
@@ -1076,10 +1516,11 @@ pub(crate) fn matrix_charts(
 }
 
 pub(crate) fn fmt_metric(what: &str, v: f64) -> String {
-    if what == "fct" {
-        units::secs(v)
-    } else {
-        units::rate(v)
+    match what {
+        "fct" => units::secs(v),
+        "share" => units::pct(v),
+        "jain" => format!("{v:.3}"),
+        _ => units::rate(v),
     }
 }
 
@@ -1400,18 +1841,39 @@ fn run_section(
     if multi_seed {
         head.push_str(&format!(" · seed {}", run.seed));
     }
-    let gp: Vec<String> = ccs_of(run)
+    let ccs = ccs_of(run);
+    let gp: Vec<String> = ccs
         .iter()
-        .map(|cc| format!("{cc} {}", units::rate(goodput_of(run, cc))))
+        .map(|cc| {
+            let mut t = format!("{cc} {}", units::rate(goodput_of(run, cc)));
+            if let Some(sh) = share_of(run, cc).filter(|_| ccs.len() > 1) {
+                t.push_str(&format!(" ({} of the goodput)", units::pct(sh)));
+            }
+            t
+        })
+        .collect();
+    let fair = if run.flows.len() > 1 {
+        format!("; Jain {:.3}", run.jain)
+    } else {
+        String::new()
+    };
+    let open_flows: Vec<String> = unfinished(run)
+        .map(|f| format!("flow {} ({}) {}", f.id, f.cc, unfinished_note(run, f)))
         .collect();
     let _ = write!(
         page.body,
-        "<details class=\"run\"{}><summary><strong>{}</strong> <span class=\"muted\">— {}; link {} used, queue p99 {}</span></summary>",
+        "<details class=\"run\"{}><summary><strong>{}</strong> <span class=\"muted\">— {}{}; link {} used, queue p99 {}</span>{}</summary>",
         if open { " open" } else { "" },
         esc(&head),
         esc(&gp.join(", ")),
+        fair,
         units::pct(run.link.utilization),
-        units::ms(run.link.queue_delay_ms.p99)
+        units::ms(run.link.queue_delay_ms.p99),
+        if open_flows.is_empty() {
+            String::new()
+        } else {
+            format!(" <span class=\"warn\">⚠ {}</span>", esc(&open_flows.join("; ")))
+        }
     );
     if run.series.is_none() {
         page.body.push_str("<p class=\"muted\">No time series for this run (results.json without series/run-N.csv).</p></details>");
@@ -1443,6 +1905,7 @@ h3{font-size:15px;margin:22px 0 8px}
 .meta,.facts,.muted{color:var(--muted)}
 .meta,.facts{margin:2px 0 10px;font-size:13px}
 .desc{max-width:920px;margin:6px 0}
+.path{max-width:1100px;margin:6px 0;font-size:13.5px}
 .badge{display:inline-block;font-size:11px;font-weight:600;padding:1px 7px;border-radius:10px;background:var(--bg);border:1px solid var(--line);vertical-align:middle;color:var(--muted)}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--bg);padding:1px 4px;border-radius:4px}
 nav{margin:10px 0;font-size:13px}nav ol{margin:4px 0}
@@ -1462,7 +1925,8 @@ tr.runstart td{border-top:1px solid var(--line)}
 td.n,th.n{text-align:right}
 td[rowspan]{vertical-align:top}
 td.gp{background:linear-gradient(90deg,var(--c) var(--f),transparent var(--f));font-weight:600}
-td.ok{color:#1a7f37}td.off{color:#cf222e;font-weight:600}
+td.ok{color:#1a7f37}td.off,span.off{color:#cf222e;font-weight:600}
+.warn{color:#9a6700;font-weight:600}p.warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:6px 10px;max-width:1100px}
 .dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px;vertical-align:0}
 details.run{border-top:1px solid #eaeef2;padding:6px 0}
 details.run summary{cursor:pointer}
@@ -1604,5 +2068,212 @@ mod tests {
         assert_eq!(key_name("link.loss"), "loss");
         assert_eq!(key_name("flows.cc"), "cc");
         assert_eq!(key_name("flows.1.cc"), "flows.1.cc");
+    }
+
+    /// A run of a buffer sweep: `buffer` as given, the resolved bytes, and one flow per
+    /// (cc, goodput).
+    fn buf_run(buffer: &str, bytes: f64, seed: u64, flows: &[(&str, f64)]) -> RunResult {
+        let mut r = RunResult {
+            seed,
+            duration_s: 10.0,
+            ..Default::default()
+        };
+        r.params.insert("link.buffer".into(), json!(buffer));
+        r.resolved.insert("link.buffer".into(), json!(buffer));
+        r.resolved.insert("link.buffer_bytes".into(), json!(bytes));
+        r.resolved.insert("link.bdp_bytes".into(), json!(250_000));
+        r.resolved.insert("link.packet_bytes".into(), json!(1500));
+        r.link.rate_bps = 50e6;
+        for (i, (cc, gp)) in flows.iter().enumerate() {
+            r.flows.push(FlowResult {
+                id: i as u32,
+                cc: cc.to_string(),
+                goodput_bps: *gp,
+                ..Default::default()
+            });
+        }
+        let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+        r.jain = cclab_results::jain(&g);
+        r
+    }
+
+    fn doc(runs: Vec<RunResult>) -> ResultsDoc {
+        ResultsDoc {
+            cclab: "0".into(),
+            scenario: "buf".into(),
+            backend: "sim".into(),
+            runs,
+            ..Default::default()
+        }
+    }
+
+    use serde_json::json;
+
+    #[test]
+    fn swept_sizes_get_a_numeric_axis() {
+        let pair = [("cubic", 10e6), ("bbr", 30e6)];
+        // All in BDPs: the multiple of the BDP, from the resolved bytes.
+        let runs = [
+            buf_run("0.5bdp", 125_000.0, 1, &pair),
+            buf_run("1bdp", 250_000.0, 1, &pair),
+            buf_run("4bdp", 1_000_000.0, 1, &pair),
+        ];
+        let refs: Vec<&RunResult> = runs.iter().collect();
+        let (v, a) = numeric_x("link.buffer", &refs).unwrap();
+        assert_eq!(v, vec![0.5, 1.0, 4.0]);
+        assert_eq!(a.label, "buffer (× BDP)");
+        assert!(!a.from_zero);
+        // All in packets: packets.
+        let runs = [
+            buf_run("100pkt", 150_000.0, 1, &pair),
+            buf_run("400pkt", 600_000.0, 1, &pair),
+        ];
+        let refs: Vec<&RunResult> = runs.iter().collect();
+        let (v, a) = numeric_x("link.buffer", &refs).unwrap();
+        assert_eq!((v, a.unit), (vec![100.0, 400.0], Unit::Pkts));
+        // Mixed units line up in bytes.
+        let runs = [
+            buf_run("100pkt", 150_000.0, 1, &pair),
+            buf_run("1bdp", 250_000.0, 1, &pair),
+            buf_run("64kb", 64_000.0, 1, &pair),
+        ];
+        let refs: Vec<&RunResult> = runs.iter().collect();
+        let (v, a) = numeric_x("link.buffer", &refs).unwrap();
+        assert_eq!(
+            (v, a.unit),
+            (vec![150_000.0, 250_000.0, 64_000.0], Unit::Bytes)
+        );
+        // Without resolved values, mixed units cannot line up; one unit still can.
+        let mut bare = runs.clone();
+        for r in &mut bare {
+            r.resolved.clear();
+        }
+        let refs: Vec<&RunResult> = bare.iter().collect();
+        assert!(numeric_x("link.buffer", &refs).is_none());
+        let refs: Vec<&RunResult> = bare[..1].iter().chain(&bare[..0]).collect();
+        assert_eq!(numeric_x("link.buffer", &refs).unwrap().0, vec![100.0]);
+        assert_eq!(parse_bytes("64kib"), Some(65536.0));
+        // Text that is not a size is not numeric.
+        let mut r = buf_run("1bdp", 1.0, 1, &pair);
+        r.params.insert("link.aqm".into(), json!("codel"));
+        assert!(numeric_x("link.aqm", &[&r]).is_none());
+    }
+
+    #[test]
+    fn buffer_sweep_charts_goodput_and_share_per_controller() {
+        let runs = vec![
+            buf_run("0.5bdp", 125_000.0, 1, &[("cubic", 10e6), ("bbr", 30e6)]),
+            buf_run("0.5bdp", 125_000.0, 2, &[("cubic", 14e6), ("bbr", 26e6)]),
+            buf_run("0.5bdp", 125_000.0, 3, &[("cubic", 12e6), ("bbr", 28e6)]),
+            buf_run("4bdp", 1_000_000.0, 1, &[("cubic", 36e6), ("bbr", 12e6)]),
+        ];
+        let d = doc(runs);
+        let pal = Palette::new(["cubic", "bbr"]);
+        let charts = matrix_charts(&[(&d, None, "")], &pal);
+        let names: Vec<&str> = charts.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(names, ["goodput-vs-buffer", "share-vs-buffer"]);
+        let share = &charts[1].1;
+        let line = |n: &str| share.lines.iter().find(|l| l.name == n).unwrap();
+        // Medians over the three seeds at 0.5 BDP: cubic 12/40, bbr 28/40.
+        assert_eq!(line("cubic").points[0], (0.5, 0.3));
+        assert!((line("bbr").points[0].1 - 0.7).abs() < 1e-12);
+        assert_eq!(line("cubic").points[1], (4.0, 0.75));
+        assert_eq!(line("cubic").band[0], (0.5, 0.25, 0.35));
+        assert_eq!(share.y.range, Some((0.0, 1.0)));
+        assert!(
+            line("cubic").tips[0].contains("median of 3 seeds 30.0%"),
+            "{:?}",
+            line("cubic").tips
+        );
+        assert!(share
+            .notes
+            .iter()
+            .any(|n| n.0.contains("line: median of 3 seeds")));
+        // Goodput: the median, not the mean (12 Mbit/s; the mean would be the same here,
+        // so check the skewed point of bbr: 28).
+        let gp = &charts[0].1;
+        let bbr = gp.lines.iter().find(|l| l.name == "bbr").unwrap();
+        assert_eq!(bbr.points[0], (0.5, 28e6));
+        let svg = plot::line_chart(&charts[1].1, "t");
+        assert!(svg.contains("buffer (× BDP)") && svg.contains("share of the goodput (%)"));
+    }
+
+    #[test]
+    fn one_controller_many_flows_charts_jain() {
+        let runs = vec![
+            buf_run("1bdp", 250_000.0, 1, &[("cubic", 10e6), ("cubic", 30e6)]),
+            buf_run("2bdp", 500_000.0, 1, &[("cubic", 20e6), ("cubic", 20e6)]),
+        ];
+        let d = doc(runs);
+        let charts = matrix_charts(&[(&d, None, "")], &Palette::new(["cubic"]));
+        let j = charts
+            .iter()
+            .find(|c| c.0 == "jain-vs-buffer")
+            .expect("jain chart");
+        assert_eq!(j.1.lines[0].points, vec![(1.0, 0.8), (2.0, 1.0)]);
+    }
+
+    #[test]
+    fn summary_shows_jain_shares_and_unfinished_flows() {
+        let mut r = buf_run("1bdp", 250_000.0, 1, &[("cubic", 10e6), ("bbr", 30e6)]);
+        r.flows[0].size_bytes = Some(50_000_000);
+        r.flows[0].bytes_delivered = 12_500_000;
+        r.flows[1].size_bytes = Some(100_000);
+        r.flows[1].fct_s = Some(0.5);
+        let d = doc(vec![r]);
+        let mut out = String::new();
+        summary_table(&mut out, &d, &Palette::new(["cubic", "bbr"]));
+        assert!(
+            out.contains(">Jain</th>") && out.contains(">0.800</td>"),
+            "{out}"
+        );
+        assert!(out.contains(">cubic share</th>") && out.contains(">bbr share</th>"));
+        assert!(
+            out.contains(">25.0%</td>") && out.contains(">75.0%</td>"),
+            "{out}"
+        );
+        assert!(out.contains(">unfinished</td>"), "{out}");
+        assert!(out.contains("12.5 MB of 50.0 MB delivered (25.0%) in the 10.00 s run"));
+        let mut w = String::new();
+        unfinished_warning(&mut w, &d);
+        assert!(
+            w.contains("1 sized flow unfinished") && w.contains("#1 flow 0 (cubic)"),
+            "{w}"
+        );
+        // Nothing unfinished, no warning.
+        let mut ok = d.clone();
+        ok.runs[0].flows[0].fct_s = Some(3.0);
+        let mut w = String::new();
+        unfinished_warning(&mut w, &ok);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn repeated_runs_name_the_median_and_the_published_ratio() {
+        let mut runs = vec![
+            buf_run("1bdp", 250_000.0, 1, &[("cubic", 10e6)]),
+            buf_run("1bdp", 250_000.0, 2, &[("cubic", 20e6)]),
+            buf_run("1bdp", 250_000.0, 3, &[("cubic", 90e6)]),
+        ];
+        for r in &mut runs {
+            r.reference = Some(json!({"goodput_bps": 16e6, "flows.cc": "cubic", "unit": "Mbit/s"}));
+        }
+        let d = doc(runs);
+        let (svg, _) = headline(&d, &Palette::new(["cubic"]), "h");
+        assert!(
+            svg.contains("goodput per run vs published, median of 3 seeds"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("median of 3 seeds 20.0 Mbit/s [10.0 Mbit/s – 90.0 Mbit/s]"),
+            "{svg}"
+        );
+        assert!(svg.contains("cclab / published ×1.25"), "{svg}");
+        let mut out = String::new();
+        seeds_table(&mut out, &d);
+        assert!(
+            out.contains(">cclab / published</th>") && out.contains("×1.25</td>"),
+            "{out}"
+        );
     }
 }

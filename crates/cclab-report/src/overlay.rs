@@ -11,9 +11,9 @@
 //! - Runs over time: the lined-up runs' time series in the same charts (dash per document).
 
 use crate::html::{
-    ccs_of, goodput_of, index_of, is_cc_key, key_name, matrix_charts, min_max_mean, mix,
-    params_label, point_label, points, reference_for, reference_text, run_charts, slug, ts_figures,
-    Page, Palette, RunRef,
+    bar_tip, ccs_of, goodput_of, index_of, is_cc_key, key_name, matrix_charts, median_min_max, mix,
+    params_label, point_label, points, reference_for, reference_text, run_charts, seeds_note, slug,
+    ts_figures, Page, Palette, RunRef,
 };
 use crate::load::Source;
 use crate::plot::{self, esc, Axis, Bar, BarChart, Unit};
@@ -134,6 +134,9 @@ pub(crate) fn section(
         );
     }
     page.body.push_str("</ul>");
+    for d in &docs {
+        crate::html::unfinished_warning(&mut page.body, d);
+    }
     if docs.iter().all(|d| d.runs.is_empty()) {
         page.body.push_str("<p>No runs.</p></section>");
         return;
@@ -181,6 +184,7 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
     let mut cc_order: Vec<String> = Vec::new();
     // (group, cc index, doc, bar)
     let mut bars: Vec<(usize, usize, usize, Bar)> = Vec::new();
+    let mut counts: Vec<usize> = Vec::new();
     let multi_flow = docs
         .iter()
         .any(|d| d.runs.iter().any(|r| r.flows.len() > 1));
@@ -194,29 +198,18 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
                     .iter()
                     .map(|&i| goodput_of(&doc.runs[i], &cc))
                     .collect();
-                let (lo, hi, mean) = min_max_mean(&vals);
+                let (med, lo, hi) = median_min_max(&vals);
                 let refv = if di == 0 {
                     reference_for(first, &cc)
                 } else {
                     None
                 };
-                let mut tip = format!(
-                    "{} · {cc} · {}: {}",
-                    groups[g].replace('\n', " · "),
-                    labels[di],
-                    units::rate(mean)
+                let tip = bar_tip(
+                    &format!("{} · {cc} · {}", groups[g].replace('\n', " · "), labels[di]),
+                    &vals,
+                    refv.map(|r| (r, reference_text(first, r))),
                 );
-                if vals.len() > 1 {
-                    tip.push_str(&format!(
-                        " (mean of {} seeds, {} – {})",
-                        vals.len(),
-                        units::rate(lo),
-                        units::rate(hi)
-                    ));
-                }
-                if let Some(r) = refv {
-                    tip.push_str(&format!(" · published {}", reference_text(first, r)));
-                }
+                counts.push(vals.len());
                 bars.push((
                     g,
                     ci,
@@ -225,10 +218,10 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
                         group: g,
                         color: mix(&pal.color(&cc), DOC_SHADE[di % DOC_SHADE.len()]),
                         series: format!("{cc} · {}", labels[di]),
-                        value: mean,
+                        value: med,
                         spread: (vals.len() > 1).then_some((lo, hi)),
                         reference: refv,
-                        label: units::rate(mean),
+                        label: units::rate(med),
                         tip,
                     },
                 ));
@@ -239,7 +232,7 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
     let bars: Vec<Bar> = bars.into_iter().map(|b| b.3).collect();
     let has_ref = bars.iter().any(|b| b.reference.is_some());
     let title = format!(
-        "{}: goodput per run{}, {} documents{}",
+        "{}: goodput per run{}, {} documents{}{}",
         docs[0].scenario,
         if multi_flow {
             " (sum over each controller's flows)"
@@ -247,7 +240,8 @@ fn headline(docs: &[&ResultsDoc], labels: &[&str], pal: &Palette, id: &str) -> (
             ""
         },
         docs.len(),
-        if has_ref { " vs published" } else { "" }
+        if has_ref { " vs published" } else { "" },
+        seeds_note(counts.into_iter())
     );
     let wide = bars.len() > 10;
     let c = BarChart {
@@ -335,11 +329,18 @@ fn table(out: &mut String, docs: &[&ResultsDoc], rows: &[Vec<Option<usize>>], pa
     for (m, _, _) in &metrics {
         let _ = write!(out, "<th class=\"grp\" colspan=\"{cols}\">{m}</th>");
     }
+    // Jain's index per run, when runs have several flows.
+    let has_jain = docs
+        .iter()
+        .any(|d| d.runs.iter().any(|r| r.flows.len() > 1));
+    if has_jain {
+        let _ = write!(out, "<th class=\"grp\" colspan=\"{cols}\">Jain</th>");
+    }
     let _ = write!(
         out,
         "<th class=\"grp\" colspan=\"{cols}\">link used</th></tr><tr>"
     );
-    for _ in 0..=metrics.len() {
+    for _ in 0..=metrics.len() + has_jain as usize {
         for d in 0..n {
             let _ = write!(out, "<th class=\"n\">{}</th>", letter(d));
         }
@@ -405,6 +406,16 @@ fn table(out: &mut String, docs: &[&ResultsDoc], rows: &[Vec<Option<usize>>], pa
             for (_, get, fmt) in &metrics {
                 let vals: Vec<Option<f64>> = flows.iter().map(|f| f.and_then(get)).collect();
                 cells(out, &vals, *fmt, "");
+            }
+            if j == 0 && has_jain {
+                let vals: Vec<Option<f64>> =
+                    (0..n).map(|d| run_of(row, d).map(|r| r.jain)).collect();
+                cells(
+                    out,
+                    &vals,
+                    |v| format!("{v:.3}"),
+                    &format!(" rowspan=\"{nf}\""),
+                );
             }
             if j == 0 {
                 let vals: Vec<Option<f64>> = (0..n)
@@ -554,6 +565,7 @@ mod tests {
                 scenario: "s".into(),
                 backend: "sim".into(),
                 runs,
+                ..Default::default()
             }
         };
         let a = mk(vec![run(0.0, 1), run(0.0, 2), run(0.01, 1)]);

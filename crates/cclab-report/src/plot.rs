@@ -36,6 +36,8 @@ pub enum Unit {
     Pkts,
     /// a probability shown in %
     Loss,
+    /// a fraction of a whole (a share of the link's goodput) shown in %
+    Share,
     /// a plain number
     Plain,
 }
@@ -82,7 +84,7 @@ impl Unit {
                 }
             }
             Unit::Pkts => (1.0, "packets"),
-            Unit::Loss => (0.01, "%"),
+            Unit::Loss | Unit::Share => (0.01, "%"),
             Unit::Plain => (1.0, ""),
         }
     }
@@ -113,6 +115,14 @@ impl Axis {
         self.scale = Scale::Log;
         self.from_zero = false;
         self
+    }
+    /// [`Axis::log`] when `log` holds.
+    pub fn log_if(self, log: bool) -> Axis {
+        if log {
+            self.log()
+        } else {
+            self
+        }
     }
     pub fn range(mut self, lo: f64, hi: f64) -> Axis {
         self.range = Some((lo, hi));
@@ -284,32 +294,44 @@ pub fn linear_ticks(lo: f64, hi: f64, n: usize, extend: bool) -> (f64, f64, Vec<
     (a, b, ticks)
 }
 
-/// Log ticks: decades, plus 2 and 5 when the range spans under two decades.
+/// Log ticks for data from `lo` to `hi`: the domain ends at the data (not at the next
+/// decade), with the decades inside it, plus 2 and 5 times them when it spans under three
+/// decades; the ends themselves when fewer than two ticks fall inside. A span under 2x is
+/// widened around its middle to 2.25x.
 pub fn log_ticks(lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
-    let lo = lo.max(1e-300);
-    let hi = hi.max(lo);
-    let a = (lo.log10() + 1e-9).floor();
-    let b = (hi.log10() - 1e-9).ceil();
-    if b <= a {
-        let b = b.max(a);
-        return log_ticks_span(b - 1.0, b, true);
+    let mut lo = lo.max(1e-300);
+    let mut hi = hi.max(lo);
+    let narrow = hi / lo < 2.0;
+    let m = (lo * hi).sqrt();
+    if narrow {
+        (lo, hi) = (m / 1.5, m * 1.5);
     }
-    log_ticks_span(a, b, (hi / lo).log10() < 1.3)
-}
-
-fn log_ticks_span(a: f64, b: f64, few: bool) -> (f64, f64, Vec<f64>) {
+    let mults: &[f64] = if (hi / lo).log10() < 3.0 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0]
+    };
     let mut ticks = Vec::new();
-    let mut e = a;
-    while e <= b + 1e-9 {
-        let d = 10f64.powf(e);
-        ticks.push(d);
-        if few && e < b {
-            ticks.push(2.0 * d);
-            ticks.push(5.0 * d);
+    let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    for e in e0..=e1 {
+        for m in mults {
+            let t = m * 10f64.powi(e);
+            if t >= lo * (1.0 - 1e-9) && t <= hi * (1.0 + 1e-9) {
+                ticks.push(t);
+            }
         }
-        e += 1.0;
     }
-    (10f64.powf(a), 10f64.powf(b), ticks)
+    if narrow && ticks.is_empty() {
+        ticks.push(m);
+    } else if !narrow && ticks.len() < 2 {
+        for end in [lo, hi] {
+            if !ticks.iter().any(|t| (t / end - 1.0).abs() < 0.05) {
+                ticks.push(end);
+            }
+        }
+        ticks.sort_by(f64::total_cmp);
+    }
+    (lo, hi, ticks)
 }
 
 /// A tick label: up to 3 significant digits, no trailing zeros.
@@ -457,20 +479,30 @@ fn axis_title(label: &str, unit: &str) -> String {
     }
 }
 
-/// Approximate text width in px for 12 px sans-serif.
-fn text_w(s: &str, size: f64) -> f64 {
+/// Text width in px at font size `size`, from per-character widths of a wide sans-serif
+/// (DejaVu Sans, the usual fallback on Linux): an upper bound for the narrower system fonts,
+/// so that labels placed with it do not overlap wherever the page is opened.
+pub fn text_w(s: &str, size: f64) -> f64 {
     s.chars()
-        .map(|c| {
-            if c.is_ascii_uppercase() || c == 'm' || c == 'w' {
-                0.68
-            } else if c == ' ' || c == '.' || c == 'i' || c == 'l' {
-                0.3
-            } else {
-                0.56
-            }
+        .map(|c| match c {
+            'i' | 'l' | 'j' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.3,
+            ' ' | '·' => 0.33,
+            'f' | 't' | 'r' | '/' | '(' | ')' | '[' | ']' | '-' | 'I' => 0.42,
+            'm' => 0.98,
+            'w' => 0.83,
+            'M' | 'W' | '%' => 0.99,
+            '0'..='9' => 0.64,
+            'a'..='z' => 0.63,
+            'A'..='Z' => 0.78,
+            _ => 0.85,
         })
         .sum::<f64>()
         * size
+}
+
+/// [`text_w`] of bold text.
+pub fn text_w_bold(s: &str, size: f64) -> f64 {
+    text_w(s, size) * 1.1
 }
 
 struct LegendItem {
@@ -614,8 +646,11 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
         })
         .filter(|v| c.y.scale == Scale::Linear || *v > 0.0)
         .collect();
-    let xt = build_axis(&c.x, &xs, px0, px1, true, 6);
+    // The x axis ends at the data (a fixed range aside); y extends to its next tick.
+    let xt = build_axis(&c.x, &xs, px0, px1, false, 6);
     let yt = build_axis(&c.y, &ys, py0, py1, true, 5);
+    // A 0 on a log x axis sits left of an axis break: nothing is drawn across it.
+    let broken = |a: f64, b: f64| xt.map.zero_at.is_some() && ((a <= 0.0) != (b <= 0.0));
 
     let mut s = svg_open(w, h, &c.title);
     s.push_str(&leg);
@@ -698,62 +733,48 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
         }
     };
     for l in &c.lines {
-        if l.band.len() >= 2 {
-            let mut d = String::new();
-            for (i, (x, lo, _)) in l.band.iter().enumerate() {
-                let _ = write!(
-                    d,
-                    "{}{},{}",
-                    if i == 0 { "M" } else { " " },
-                    r1(xt.map.px(*x)),
-                    r1(ypx(*lo))
-                );
+        // The band in pieces that do not cross an axis break.
+        let mut pieces: Vec<&[(f64, f64, f64)]> = Vec::new();
+        let mut from = 0;
+        for i in 1..=l.band.len() {
+            if i == l.band.len() || broken(l.band[i - 1].0, l.band[i].0) {
+                pieces.push(&l.band[from..i]);
+                from = i;
             }
-            for (x, _, hi) in l.band.iter().rev() {
-                let _ = write!(d, " {},{}", r1(xt.map.px(*x)), r1(ypx(*hi)));
-            }
-            let _ = write!(
-                s,
-                "<path d=\"{d}Z\" fill=\"{}\" fill-opacity=\"0.16\" stroke=\"none\"/>",
-                l.color
-            );
-        } else if l.band.len() == 1 {
-            let (x, lo, hi) = l.band[0];
-            let x = xt.map.px(x);
-            let _ = write!(
-                s,
-                "<path d=\"M{},{}V{}M{},{}h8M{},{}h8\" stroke=\"{}\" stroke-width=\"1.4\" fill=\"none\"/>",
-                r1(x),
-                r1(ypx(lo)),
-                r1(ypx(hi)),
-                r1(x - 4.0),
-                r1(ypx(lo)),
-                r1(x - 4.0),
-                r1(ypx(hi)),
-                l.color
-            );
+        }
+        for band in pieces {
+            band_svg(&mut s, band, &l.color, &|x| xt.map.px(x), &ypx);
         }
         if l.line && l.points.len() >= 2 {
-            let mut d = String::new();
-            let mut pen = false;
-            for (x, y) in &l.points {
-                if !y.is_finite() {
-                    pen = false;
-                    continue;
+            // Runs of finite points, broken at NaN and at an axis break.
+            let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+            let mut last_x = f64::NAN;
+            for &(x, y) in &l.points {
+                if !y.is_finite() || broken(last_x, x) {
+                    runs.push(Vec::new());
                 }
-                let _ = write!(
-                    d,
-                    "{}{},{}",
-                    if pen { " " } else { "M" },
-                    r1(xt.map.px(*x)),
-                    r1(ypx(*y))
-                );
-                if !pen {
-                    d.push('L');
+                last_x = x;
+                if y.is_finite() {
+                    runs.last_mut().expect("a run").push((x, y));
                 }
-                pen = true;
             }
-            let d = d.replace("L M", " M").trim_end_matches('L').to_string();
+            let mut d = String::new();
+            for run in runs.iter().filter(|r| r.len() >= 2) {
+                for (i, (x, y)) in run.iter().enumerate() {
+                    let _ = write!(
+                        d,
+                        "{}{},{}",
+                        match (i, d.is_empty()) {
+                            (0, true) => "M",
+                            (0, false) => " M",
+                            (1, _) => "L",
+                            _ => " ",
+                        },
+                        r1(xt.map.px(*x)),
+                        r1(ypx(*y))
+                    );
+                }
+            }
             let _ = write!(
                 s,
                 "<path class=\"ln\" d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" stroke-linejoin=\"round\"{}/>",
@@ -778,6 +799,50 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
     }
     s.push_str("</g></svg>");
     s
+}
+
+/// A min-max band: a filled area over two or more x values, an error bar over one.
+fn band_svg(
+    s: &mut String,
+    band: &[(f64, f64, f64)],
+    color: &str,
+    xpx: &dyn Fn(f64) -> f64,
+    ypx: &dyn Fn(f64) -> f64,
+) {
+    if band.len() >= 2 {
+        let mut d = String::new();
+        for (i, (x, lo, _)) in band.iter().enumerate() {
+            let _ = write!(
+                d,
+                "{}{},{}",
+                if i == 0 { "M" } else { " " },
+                r1(xpx(*x)),
+                r1(ypx(*lo))
+            );
+        }
+        for (x, _, hi) in band.iter().rev() {
+            let _ = write!(d, " {},{}", r1(xpx(*x)), r1(ypx(*hi)));
+        }
+        let _ = write!(
+            s,
+            "<path d=\"{d}Z\" fill=\"{color}\" fill-opacity=\"0.16\" stroke=\"none\"/>"
+        );
+    } else if band.len() == 1 {
+        let (x, lo, hi) = band[0];
+        let x = xpx(x);
+        let _ = write!(
+                s,
+                "<path d=\"M{},{}V{}M{},{}h8M{},{}h8\" stroke=\"{}\" stroke-width=\"1.4\" fill=\"none\"/>",
+                r1(x),
+                r1(ypx(lo)),
+                r1(ypx(hi)),
+                r1(x - 4.0),
+                r1(ypx(lo)),
+                r1(x - 4.0),
+                r1(ypx(hi)),
+                color
+            );
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -806,6 +871,58 @@ pub struct BarChart {
     pub bars: Vec<Bar>,
     pub width: f64,
     pub height: f64,
+}
+
+/// A box on the chart (px), for keeping labels apart.
+#[derive(Clone, Copy, Debug)]
+struct Rect {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Rect {
+    /// Overlaps `o` or comes within `gap` px of it.
+    fn hits(&self, o: &Rect, gap: f64) -> bool {
+        self.x0 < o.x1 + gap && o.x0 < self.x1 + gap && self.y0 < o.y1 + gap && o.y0 < self.y1 + gap
+    }
+}
+
+/// The lines of the bar groups' labels and their font size, so that every line fits in
+/// `width` px: as given; else each `key value` line split into two; else smaller (down to
+/// 8 px).
+fn group_labels(groups: &[String], width: f64) -> (Vec<Vec<String>>, f64) {
+    let widest = |g: &[Vec<String>], size: f64| {
+        g.iter()
+            .flatten()
+            .map(|l| text_w(l, size))
+            .fold(0.0, f64::max)
+    };
+    let mut lines: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| g.lines().map(String::from).collect())
+        .collect();
+    if widest(&lines, 11.0) > width {
+        lines = lines
+            .into_iter()
+            .map(|g| {
+                g.into_iter()
+                    .flat_map(|l| match l.split_once(' ') {
+                        Some((k, v)) => vec![k.to_string(), v.to_string()],
+                        None => vec![l],
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+    let w = widest(&lines, 11.0);
+    let size = if w > width && w > 0.0 {
+        (11.0 * width / w).max(8.0)
+    } else {
+        11.0
+    };
+    (lines, size)
 }
 
 /// Grouped bars: within a group, bars in the order given.
@@ -847,14 +964,14 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
         });
     }
     let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
-    let top = 34.0 + leg_h + 14.0;
-    let max_lines = c
-        .groups
-        .iter()
-        .map(|g| g.lines().count())
-        .max()
-        .unwrap_or(1) as f64;
-    let bottom = 22.0 + 14.0 * max_lines + if c.x_label.is_empty() { 0.0 } else { 16.0 };
+    // Room above the bars for their value labels.
+    let top = 34.0 + leg_h + 20.0;
+    let ng = c.groups.len().max(1) as f64;
+    let gw = (w - right - left) / ng;
+    let (glines, gsize) = group_labels(&c.groups, gw - 6.0);
+    let max_lines = glines.iter().map(Vec::len).max().unwrap_or(1) as f64;
+    let bottom =
+        10.0 + (gsize + 3.0) * max_lines + 8.0 + if c.x_label.is_empty() { 0.0 } else { 16.0 };
     let (px0, px1, py0, py1) = (left, w - right, h - bottom, top);
     let ys: Vec<f64> = c
         .bars
@@ -867,16 +984,15 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
     s.push_str(&leg);
     let _ = write!(s, "<g font-size=\"11\" fill=\"{MUTED}\">");
     y_grid(&mut s, &yt, px0, px1);
-    let ng = c.groups.len().max(1) as f64;
-    let gw = (px1 - px0) / ng;
-    for (i, g) in c.groups.iter().enumerate() {
+    for (i, g) in glines.iter().enumerate() {
         let cx = px0 + gw * (i as f64 + 0.5);
-        for (j, line) in g.lines().enumerate() {
+        for (j, line) in g.iter().enumerate() {
             let _ = write!(
                 s,
-                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\"{}>{}</text>",
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"{}\"{}>{}</text>",
                 r1(cx),
-                r1(py0 + 16.0 + 14.0 * j as f64),
+                r1(py0 + 6.0 + gsize + (gsize + 3.0) * j as f64),
+                r1(gsize),
                 if j == 0 {
                     format!(" fill=\"{INK}\"")
                 } else {
@@ -911,6 +1027,11 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
         esc(&axis_title(&c.y.label, yt.unit))
     );
     let _ = write!(s, "<g class=\"data\">");
+    // Bars, error bars and published markers; then the value labels, each where it
+    // overlaps nothing (in full, else without the axis' unit, else left to the tooltip).
+    let mut placed: Vec<Rect> = Vec::new();
+    let mut obstacles: Vec<(usize, Rect)> = Vec::new();
+    let mut labels: Vec<(usize, f64, f64, &Bar, f64)> = Vec::new();
     for (gi, _) in c.groups.iter().enumerate() {
         let bars: Vec<&Bar> = c.bars.iter().filter(|b| b.group == gi).collect();
         let n = bars.len().max(1) as f64;
@@ -970,15 +1091,60 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
                 ));
                 label_y = label_y.min(yr - 6.0);
             }
-            // A value label only where it fits over its bar (the tooltip always has it).
-            if !b.label.is_empty() && text_w(&b.label, 11.0) * 1.05 <= bw {
+            let i = labels.len();
+            obstacles.push((
+                i,
+                Rect {
+                    x0: x - 3.0,
+                    y0: label_y,
+                    x1: x + bwi + 3.0,
+                    y1: py0,
+                },
+            ));
+            labels.push((i, cx, label_y, b, bw));
+        }
+    }
+    // Labels with their unit when every one fits its bar's slot, else all without it (the
+    // axis names the unit); then each only where it overlaps nothing.
+    let short_unit = format!(" {}", yt.unit);
+    let full_fits = labels
+        .iter()
+        .all(|(_, _, _, b, slot)| text_w_bold(&b.label, 11.0) <= *slot);
+    for (i, cx, label_y, b, slot) in labels {
+        if b.label.is_empty() {
+            continue;
+        }
+        let base = label_y - 5.0;
+        let short = b.label.strip_suffix(&short_unit);
+        let mut texts = Vec::new();
+        if full_fits || short.is_none() {
+            texts.push(b.label.as_str());
+        }
+        texts.extend(short);
+        for t in texts {
+            let tw = text_w_bold(t, 11.0);
+            let r = Rect {
+                x0: cx - tw / 2.0,
+                y0: base - 10.0,
+                x1: cx + tw / 2.0,
+                y1: base + 3.0,
+            };
+            let fits = tw <= slot + 4.0
+                && r.x0 >= 1.0
+                && r.x1 <= w - 1.0
+                && r.y0 >= 30.0 + leg_h
+                && !placed.iter().any(|p| p.hits(&r, 2.0))
+                && !obstacles.iter().any(|(j, o)| *j != i && o.hits(&r, 1.0));
+            if fits {
                 let _ = write!(
                     s,
-                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"600\" fill=\"{INK}\">{}</text>",
+                    "<text class=\"vl\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"600\" fill=\"{INK}\">{}</text>",
                     r1(cx),
-                    r1(label_y - 5.0),
-                    esc(&b.label)
+                    r1(base),
+                    esc(t)
                 );
+                placed.push(r);
+                break;
             }
         }
     }
@@ -1074,8 +1240,9 @@ pub fn scatter(c: &Scatter, id: &str) -> String {
         .collect();
     let lo = pos.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = pos.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // A little room around the points: the axes end near the data, not on it.
     let (lo, hi) = if lo.is_finite() {
-        (lo, hi)
+        (lo / 1.15, hi * 1.15)
     } else {
         (1.0, 10.0)
     };
@@ -1254,12 +1421,24 @@ mod tests {
     }
 
     #[test]
-    fn log_ticks_decades() {
+    fn log_ticks_end_at_the_data() {
         let (a, b, t) = log_ticks(1e-4, 0.01);
         assert!((a - 1e-4).abs() < 1e-18 && (b - 0.01).abs() < 1e-15);
-        assert_eq!(t.len(), 3);
-        let (_, _, t) = log_ticks(6.0, 40.0);
-        assert_eq!(t, vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]);
+        assert_eq!(t.len(), 7, "{t:?}"); // 1, 2, 5 x 1e-4 .. 1e-2
+        let (a, b, t) = log_ticks(6.0, 40.0);
+        assert_eq!((a, b), (6.0, 40.0));
+        assert_eq!(t, vec![10.0, 20.0]);
+        // Five decades: decades only.
+        let (_, _, t) = log_ticks(1.0, 1e5);
+        assert_eq!(t.len(), 6);
+        // Fewer than two ticks inside: the ends.
+        assert_eq!(log_ticks(3.0, 8.0), (3.0, 8.0, vec![3.0, 5.0, 8.0]));
+        // One value: a tick at it, the axis around it.
+        let (a, b, t) = log_ticks(0.01, 0.01);
+        assert!(
+            a < 0.01 && b > 0.01 && t.len() == 1 && (t[0] - 0.01).abs() < 1e-12,
+            "{a} {b} {t:?}"
+        );
     }
 
     #[test]
@@ -1339,6 +1518,154 @@ mod tests {
         );
         // A 0 is drawn hollow at the axis minimum.
         assert!(s.contains("fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#e8590c\""));
+    }
+
+    /// The `d` of every `class="ln"` path.
+    fn paths(svg: &str) -> Vec<&str> {
+        svg.split("class=\"ln\" d=\"")
+            .skip(1)
+            .map(|p| p.split('"').next().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn loss_axis_ends_at_the_data_and_no_line_crosses_the_break() {
+        let mut c = LineChart::new(
+            "g vs loss",
+            Axis::new("loss", Unit::Loss).log(),
+            Axis::new("goodput", Unit::Rate),
+        );
+        let mut l = Line::new(
+            "cubic",
+            "#000",
+            vec![(0.0, 47e6), (0.005, 10e6), (0.01, 5e6), (0.02, 3.5e6)],
+        );
+        l.band = vec![(0.0, 46e6, 48e6), (0.005, 9e6, 11e6), (0.01, 4e6, 6e6)];
+        c.lines.push(l);
+        let s = line_chart(&c, "t");
+        // Ticks 0, 0.5, 1, 2 (%), nothing up to 10%.
+        let xt = |t: &str| format!("text-anchor=\"middle\">{t}<");
+        for t in ["0", "0.5", "1", "2"] {
+            assert!(s.contains(&xt(t)), "tick {t}: {s}");
+        }
+        assert!(!s.contains(&xt("10")) && !s.contains(&xt("5")), "{s}");
+        // One line from 0.5% on: three points, one move.
+        let p = paths(&s);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].matches('M').count(), 1, "{}", p[0]);
+        assert_eq!(p[0].matches(',').count(), 3, "{}", p[0]);
+        // The band: an error bar at 0, an area from 0.5% on (no area across the break).
+        assert_eq!(s.matches("fill-opacity=\"0.16\"").count(), 1);
+        assert_eq!(s.matches("h8M").count(), 1);
+        // A linear x axis ends at the data too (no 0, no round-up past 4).
+        let mut c = LineChart::new(
+            "g vs buffer",
+            Axis {
+                from_zero: false,
+                ..Axis::new("buffer (× BDP)", Unit::Plain)
+            },
+            Axis::new("goodput", Unit::Rate),
+        );
+        c.lines.push(Line::new(
+            "bbr",
+            "#000",
+            vec![(0.5, 1e6), (1.0, 2e6), (4.0, 3e6)],
+        ));
+        let s = line_chart(&c, "t");
+        let xs: Vec<&str> = s
+            .split("text-anchor=\"middle\">")
+            .skip(1)
+            .map(|t| t.split('<').next().unwrap())
+            .collect();
+        assert_eq!(xs, ["1", "2", "3", "4"]);
+    }
+
+    /// (x, y, text) of every value label.
+    fn value_labels(svg: &str) -> Vec<(f64, f64, String)> {
+        svg.split("<text class=\"vl\" x=\"")
+            .skip(1)
+            .map(|t| {
+                let x: f64 = t.split('"').next().unwrap().parse().unwrap();
+                let y: f64 = t
+                    .split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let text = t.split('>').nth(1).unwrap().split('<').next().unwrap();
+                (x, y, text.to_string())
+            })
+            .collect()
+    }
+
+    fn bars(values: &[(usize, &str, f64)], groups: usize, width: f64) -> BarChart {
+        BarChart {
+            title: "g".into(),
+            y: Axis::new("goodput", Unit::Rate),
+            groups: (0..groups)
+                .map(|g| format!("loss {g}%\nrtt 231 ms"))
+                .collect(),
+            x_label: String::new(),
+            bars: values
+                .iter()
+                .map(|(g, cc, v)| Bar {
+                    group: *g,
+                    color: "#000".into(),
+                    series: cc.to_string(),
+                    value: *v,
+                    spread: None,
+                    reference: None,
+                    label: format!("{:.1} Mbit/s", v / 1e6),
+                    tip: String::new(),
+                })
+                .collect(),
+            width,
+            height: 300.0,
+        }
+    }
+
+    #[test]
+    fn bar_labels_never_overlap_or_leave_the_chart() {
+        // Wide enough: full labels.
+        let c = bars(&[(0, "cubic", 47.0e6), (0, "bbr", 46.3e6)], 1, 640.0);
+        let v = value_labels(&bar_chart(&c, "b"));
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|l| l.2.ends_with("Mbit/s")), "{v:?}");
+        // Narrow slots (the "47.0 Mbi46.3 Mbit/s" case): numbers only, apart.
+        let many: Vec<(usize, &str, f64)> = (0..8)
+            .flat_map(|g| [(g, "cubic", 47.0e6), (g, "bbr", 46.3e6)])
+            .collect();
+        let c = bars(&many, 8, 640.0);
+        let s = bar_chart(&c, "b");
+        let v = value_labels(&s);
+        assert!(!v.is_empty());
+        assert!(v.iter().all(|l| !l.2.contains("Mbit")), "{v:?}");
+        let boxes: Vec<(f64, f64, f64)> = v
+            .iter()
+            .map(|(x, y, t)| {
+                let w = text_w_bold(t, 11.0);
+                (x - w / 2.0, x + w / 2.0, *y)
+            })
+            .collect();
+        for (i, a) in boxes.iter().enumerate() {
+            assert!(a.0 >= 0.0 && a.1 <= 640.0 && a.2 > 20.0, "{a:?}");
+            for b in &boxes[i + 1..] {
+                let apart = a.1 <= b.0 || b.1 <= a.0 || (a.2 - b.2).abs() >= 13.0;
+                assert!(apart, "labels overlap: {a:?} {b:?}");
+            }
+        }
+        // Group labels too wide for their slot are split (key over value) to fit.
+        let (lines, size) = group_labels(&c.groups, 64.0);
+        assert_eq!(
+            (&lines[0][..], size),
+            (&["loss 0%", "rtt 231 ms"].map(String::from)[..], 11.0)
+        );
+        let (lines, size) = group_labels(&c.groups, 40.0);
+        assert_eq!(lines[0], ["loss", "0%", "rtt", "231 ms"]);
+        assert!(lines[0].iter().all(|l| text_w(l, size) <= 40.0), "{size}");
     }
 
     #[test]
