@@ -74,23 +74,183 @@ pub(crate) fn agg(mut v: Vec<f64>, fmt: impl Fn(f64) -> String) -> String {
     }
 }
 
+/// Within x1.5 of the published figure: 1/1.5 <= cclab / published <= 1.5.
+pub const WITHIN: f64 = 1.5;
+
+/// "x1.07": cclab's figure over the published one (a third decimal next to the x1.5 bounds,
+/// so that "x1.50" never hides which side a ratio is on).
+pub fn ratio_text(r: f64) -> String {
+    if (r - WITHIN).abs() < 0.005 || (r - 1.0 / WITHIN).abs() < 0.005 {
+        format!("x{r:.3}")
+    } else if r >= 9.995 {
+        format!("x{r:.1}")
+    } else {
+        format!("x{r:.2}")
+    }
+}
+
+/// Whether a ratio cclab / published is within x1.5.
+pub fn within(r: f64) -> bool {
+    (1.0 / WITHIN..=WITHIN).contains(&r)
+}
+
+/// The statistic of a cell over several seeds, in the words report.html uses too.
+fn statistic(sizes: &[usize]) -> Option<String> {
+    let lo = sizes.iter().copied().filter(|&n| n > 1).min()?;
+    let hi = sizes.iter().copied().max().unwrap_or(lo);
+    let n = if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}-{hi}")
+    };
+    Some(format!("median of {n} seeds [min-max]"))
+}
+
+/// A count over seeds: the value, or `median [min-max]` when the seeds differ.
+fn count_agg(v: Vec<u64>) -> String {
+    let (lo, hi) = (v.iter().min().copied(), v.iter().max().copied());
+    if lo == hi {
+        return lo.unwrap_or(0).to_string();
+    }
+    agg(v.into_iter().map(|x| x as f64).collect(), |x| {
+        format!("{x:.0}")
+    })
+}
+
+/// The table, the lines under it and the link lines of one document, before layout.
+struct Built {
+    title: String,
+    grid: Grid,
+    /// Lines under the table: the statistic, the published summary, misses, warnings.
+    notes: Vec<String>,
+    link_lines: Vec<String>,
+}
+
 /// Render one results document. `title` is printed above (scenario name, file, description).
 /// Runs of one matrix point with several seeds (`--repeat`) are folded into one row per flow
-/// showing the median and the [min-max] range.
+/// showing the median and the [min-max] range (named under the table). Published figures
+/// get their ratio cclab / published and a summary; unfinished sized flows are flagged.
 pub fn render(doc: &ResultsDoc, title: &str) -> String {
+    let b = build(doc, title);
     let mut out = String::new();
-    out.push_str(title);
+    out.push_str(&b.title);
     out.push('\n');
+    b.grid.render(&mut out, "  ");
+    for l in &b.notes {
+        out.push_str("  ");
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push('\n');
+    for l in &b.link_lines {
+        out.push_str("  ");
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
+/// Escape a table cell for GitHub-flavoured Markdown: pipes (and backslashes) would end or
+/// change the cell; a line break would end the row.
+fn md_cell(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+/// Escape text for Markdown: `*` and `_` would start emphasis.
+fn md_inline(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('*', "\\*")
+        .replace('_', "\\_")
+}
+
+/// Escape a line of text for Markdown: inline marks, and a leading `#`, `-`, `+`, `>` or
+/// `1.` that would make it a heading, list or quote (the title's "* set on the command
+/// line" is a footnote mark, not a list).
+fn md_line(s: &str) -> String {
+    let mut out = md_inline(s);
+    if out.starts_with(['#', '-', '+', '>']) {
+        out.insert(0, '\\');
+    } else if let Some((n, _)) = out.split_once(". ") {
+        if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) {
+            out.insert(n.len(), '\\');
+        }
+    }
+    out
+}
+
+/// The same content as [`render`] as GitHub-flavoured Markdown (for tickets): the title's
+/// first line as a heading, the rest as text, the table, then the notes and link lines as a
+/// list.
+pub fn render_markdown(doc: &ResultsDoc, title: &str) -> String {
+    let b = build(doc, title);
+    let mut out = String::new();
+    let mut lines = b.title.lines();
+    let head = md_inline(lines.next().unwrap_or("").trim());
+    out.push_str(&format!("### {head}\n\n"));
+    let rest: Vec<&str> = lines.map(str::trim).filter(|l| !l.is_empty()).collect();
+    for l in &rest {
+        // One paragraph per line (a hard break would need trailing spaces).
+        out.push_str(&md_line(l));
+        out.push_str("\n\n");
+    }
+    let ncols = b.grid.rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    for (i, row) in b.grid.rows.iter().enumerate() {
+        out.push('|');
+        for c in 0..ncols {
+            out.push(' ');
+            out.push_str(&md_cell(row.get(c).map(String::as_str).unwrap_or("")));
+            out.push_str(" |");
+        }
+        out.push('\n');
+        if i == 0 {
+            out.push('|');
+            for c in 0..ncols {
+                out.push_str(if b.grid.right.get(c).copied().unwrap_or(false) {
+                    " ---: |"
+                } else {
+                    " :--- |"
+                });
+            }
+            out.push('\n');
+        }
+    }
+    let items: Vec<&String> = b.notes.iter().chain(&b.link_lines).collect();
+    if !items.is_empty() {
+        out.push('\n');
+        for l in items {
+            out.push_str("- ");
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The published goodput of a run and the index of the flow it applies to: the first flow
+/// of the row's controller when the row selects one (`flows.cc`), else the first flow.
+fn published(run: &RunResult) -> Option<(f64, usize)> {
+    let r = run.reference.as_ref()?;
+    let bps = r.get("goodput_bps")?.as_f64().filter(|b| *b > 0.0)?;
+    let j = match r.get("flows.cc").and_then(|c| c.as_str()) {
+        Some(cc) => run
+            .flows
+            .iter()
+            .position(|f| f.cc.eq_ignore_ascii_case(cc))
+            .unwrap_or(0),
+        None => 0,
+    };
+    Some((bps, j))
+}
+
+fn build(doc: &ResultsDoc, title: &str) -> Built {
     let param_keys: Vec<String> = doc
         .runs
         .first()
         .map(|r| r.params.keys().cloned().collect())
         .unwrap_or_default();
-    let has_ref = doc.runs.iter().any(|r| {
-        r.reference
-            .as_ref()
-            .is_some_and(|v| v.get("goodput_bps").is_some())
-    });
+    let has_ref = doc.runs.iter().any(|r| published(r).is_some());
     let has_fct = doc
         .runs
         .iter()
@@ -105,6 +265,7 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
     header.extend(["flow", "cc", "goodput"].map(String::from));
     if has_ref {
         header.push("published".into());
+        header.push("ratio".into());
     }
     header.extend(["retrans", "rtt p50", "rtt p99"].map(String::from));
     if has_fct {
@@ -117,7 +278,7 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
     }
     right.extend([true, false, true]);
     if has_ref {
-        right.push(true);
+        right.extend([true, true]);
     }
     right.extend([true, true, true]);
     if has_fct {
@@ -128,8 +289,15 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
         right,
     };
     let mut link_lines = Vec::new();
+    // (run number, cc, ratio, known reason) of every published figure.
+    let mut ratios: Vec<(usize, String, f64, Option<String>)> = Vec::new();
+    // Unfinished sized flows: (run number, count over seeds), and every unfinished instance.
+    let mut unfinished_runs: Vec<usize> = Vec::new();
+    let mut unfinished: Vec<(&RunResult, &FlowResult)> = Vec::new();
+    let mut sized = 0usize;
     for (i, g) in groups.iter().enumerate() {
         let run = g[0];
+        let reference = published(run);
         for (j, f) in run.flows.iter().enumerate() {
             let first = j == 0;
             let col = |pick: &dyn Fn(&FlowResult) -> f64| -> Vec<f64> {
@@ -158,23 +326,33 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
             row.push(f.cc.clone());
             row.push(agg(col(&|f| f.goodput_bps), units::rate));
             if has_ref {
-                let cell = run
-                    .reference
-                    .as_ref()
-                    .and_then(|r| {
-                        let bps = r.get("goodput_bps")?.as_f64()?;
+                match reference.filter(|(_, rj)| *rj == j) {
+                    Some((bps, _)) => {
+                        let r = run.reference.as_ref().expect("published() saw it");
                         let unit = r.get("unit").and_then(|u| u.as_str()).unwrap_or("Mbit/s");
                         let own = units::rate_in(bps, unit);
-                        let bits = units::rate(bps);
-                        Some(if own.ends_with("bit/s") {
+                        row.push(if own.ends_with("bit/s") {
                             own
                         } else {
-                            format!("{bits} ({own})")
-                        })
-                    })
-                    .filter(|_| first)
-                    .unwrap_or_default();
-                row.push(cell);
+                            format!("{} ({own})", units::rate(bps))
+                        });
+                        let ratio = median(&mut col(&|f| f.goodput_bps)) / bps;
+                        row.push(if within(ratio) {
+                            ratio_text(ratio)
+                        } else {
+                            format!("{} !", ratio_text(ratio))
+                        });
+                        let miss = r
+                            .get("miss")
+                            .and_then(|m| m.as_str())
+                            .map(|m| m.trim().to_string());
+                        ratios.push((i + 1, f.cc.clone(), ratio, miss));
+                    }
+                    None => {
+                        row.push(String::new());
+                        row.push(String::new());
+                    }
+                }
             }
             if g.len() == 1 {
                 row.push(format!(
@@ -189,11 +367,34 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
             row.push(agg(col(&|f| f.rtt_ms.p99), units::ms));
             if has_fct {
                 let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
-                row.push(if fcts.is_empty() {
-                    "-".into()
+                let open: Vec<(&RunResult, &FlowResult)> = g
+                    .iter()
+                    .map(|r| (*r, &r.flows[j]))
+                    .filter(|(_, f)| f.size_bytes.is_some() && f.fct_s.is_none())
+                    .collect();
+                if f.size_bytes.is_some() {
+                    sized += g.len();
+                }
+                row.push(if open.is_empty() {
+                    if fcts.is_empty() {
+                        "-".into()
+                    } else {
+                        agg(fcts, units::secs)
+                    }
+                } else if fcts.is_empty() {
+                    "unfinished".into()
                 } else {
-                    agg(fcts, units::secs)
+                    format!(
+                        "{} ({} of {} unfinished)",
+                        agg(fcts, units::secs),
+                        open.len(),
+                        g.len()
+                    )
                 });
+                if !open.is_empty() && unfinished_runs.last() != Some(&(i + 1)) {
+                    unfinished_runs.push(i + 1);
+                }
+                unfinished.extend(open);
             }
             grid.rows.push(row);
         }
@@ -201,11 +402,13 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
         let qp50: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p50).collect();
         let qp99: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p99).collect();
         let jain: Vec<f64> = g.iter().map(|r| r.jain).collect();
-        let drops_b: u64 = g.iter().map(|r| r.link.drops_buffer).sum::<u64>() / g.len() as u64;
-        let drops_r: u64 = g.iter().map(|r| r.link.drops_random).sum::<u64>() / g.len() as u64;
-        let marks: u64 = g.iter().map(|r| r.link.marks).sum::<u64>() / g.len() as u64;
-        let drops_a: u64 = g.iter().map(|r| r.link.drops_aqm).sum::<u64>() / g.len() as u64;
-        let drops_p: u64 = g.iter().map(|r| r.link.drops_policer).sum::<u64>() / g.len() as u64;
+        let counts =
+            |pick: &dyn Fn(&RunResult) -> u64| -> Vec<u64> { g.iter().map(|r| pick(r)).collect() };
+        let drops_b = count_agg(counts(&|r| r.link.drops_buffer));
+        let drops_r = count_agg(counts(&|r| r.link.drops_random));
+        let marks_v = counts(&|r| r.link.marks);
+        let drops_a = count_agg(counts(&|r| r.link.drops_aqm));
+        let drops_p = count_agg(counts(&|r| r.link.drops_policer));
         // Drops by cause: the AQM's and a policer's only where the path has one.
         let has = |key: &str| {
             g.iter()
@@ -231,31 +434,111 @@ pub fn render(doc: &ResultsDoc, title: &str) -> String {
             other.push_str(&format!(", shaper delay p50 {}", agg(shaper, units::ms)));
         }
         link_lines.push(format!(
-            "#{}: link {} used, drops {} buffer / {} random{}{}{}, queue delay p50 {} p99 {}, jain {}",
+            "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}, jain {}",
             i + 1,
             agg(util, units::pct),
             drops_b,
             drops_r,
             other,
-            if marks > 0 {
-                format!(", {marks} CE marks")
+            if marks_v.iter().any(|m| *m > 0) {
+                format!(", {} CE marks", count_agg(marks_v))
             } else {
                 String::new()
             },
-            if g.len() > 1 { " (mean)" } else { "" },
             agg(qp50, units::ms),
             agg(qp99, units::ms),
             agg(jain, |x| format!("{x:.3}"))
         ));
     }
-    grid.render(&mut out, "  ");
-    out.push('\n');
-    for l in link_lines {
-        out.push_str("  ");
-        out.push_str(&l);
-        out.push('\n');
+    let mut notes = Vec::new();
+    let sizes: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    if let Some(stat) = statistic(&sizes) {
+        notes.push(format!(
+            "figures over seeds: {stat}, in the table and the link lines"
+        ));
     }
-    out
+    if !ratios.is_empty() {
+        let ok = ratios.iter().filter(|r| within(r.2)).count();
+        notes.push(format!(
+            "published figures: {ok} of {} within x1.5 (ratio = cclab / published{}; ! outside)",
+            ratios.len(),
+            if multi_seed { ", of the median" } else { "" }
+        ));
+        // The misses, those that share a reason on one line.
+        let mut misses: Vec<(Vec<String>, Option<&str>)> = Vec::new();
+        for (n, cc, r, miss) in ratios.iter().filter(|r| !within(r.2)) {
+            let miss = miss.as_deref().filter(|m| !m.is_empty());
+            let which = format!("#{n} {cc} {}", ratio_text(*r));
+            match misses.iter_mut().find(|(_, m)| *m == miss) {
+                Some((list, _)) => list.push(which),
+                None => misses.push((vec![which], miss)),
+            }
+        }
+        for (list, miss) in misses {
+            notes.push(format!(
+                "{}: {}",
+                list.join(", "),
+                match miss {
+                    Some(m) => format!("known reason: {m}"),
+                    None => "no known reason recorded (a `miss` in the scenario's [reference] row says why)".into(),
+                }
+            ));
+        }
+    }
+    if !unfinished.is_empty() {
+        notes.push(unfinished_warning(&unfinished, sized, &unfinished_runs));
+    }
+    Built {
+        title: title.to_string(),
+        grid,
+        notes,
+        link_lines,
+    }
+}
+
+/// How many sized flows did not finish, where, and what would let them.
+fn unfinished_warning(open: &[(&RunResult, &FlowResult)], sized: usize, runs: &[usize]) -> String {
+    let list: Vec<String> = runs.iter().map(|n| format!("#{n}")).collect();
+    let ended = open
+        .iter()
+        .map(|(r, _)| r.duration_s)
+        .fold(0.0f64, f64::max);
+    let has_duration = open.iter().any(|(r, _)| {
+        r.resolved
+            .get("duration")
+            .is_some_and(|d| d.as_f64().is_some())
+    });
+    // At the rate each flow had, when it would have completed.
+    let need = open
+        .iter()
+        .filter_map(|(r, f)| {
+            let size = f.size_bytes? as f64;
+            let active = r.duration_s - f.start_s;
+            (f.bytes_delivered > 0 && active > 0.0)
+                .then_some(f.start_s + size / (f.bytes_delivered as f64 / active))
+        })
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let estimate = need
+        .map(|s| {
+            let s = (s * 1.2).ceil();
+            format!(" (at the rate they had, about duration = \"{s:.0}s\")")
+        })
+        .unwrap_or_default();
+    let fix = if has_duration {
+        format!("a longer `duration`{estimate} or a smaller `size` lets them finish")
+    } else {
+        format!(
+            "the run stopped at its limit; a `duration` longer than that{estimate} or a smaller `size` lets them finish"
+        )
+    };
+    format!(
+        "warning: {} of {sized} sized flow{} unfinished (run{} {}) when the run ended at {}: fct is unknown and goodput counts only what arrived; {fix}",
+        open.len(),
+        if sized == 1 { "" } else { "s" },
+        if runs.len() == 1 { "" } else { "s" },
+        list.join(", "),
+        units::secs(ended),
+    )
 }
 
 #[cfg(test)]
@@ -304,9 +587,13 @@ mod tests {
                 run(2, 0.01, 7e6),
                 run(3, 0.01, 6e6),
             ],
+            ..Default::default()
         };
         let t = render(&doc, "title");
         assert!(t.contains("seeds"), "{t}");
+        // The statistic is named once, under the table, for the table and the link lines.
+        assert_eq!(t.matches("median of 3 seeds [min-max]").count(), 1, "{t}");
+        assert!(!t.contains("mean"), "{t}");
         assert!(t.contains("20.0 Mbit/s [10.0-30.0]"), "{t}");
         assert!(t.contains("6.00 Mbit/s [5.00-7.00]"), "{t}");
         assert_eq!(t.lines().filter(|l| l.contains("bbr")).count(), 2, "{t}");
@@ -315,6 +602,169 @@ mod tests {
             runs: vec![run(1, 0.0, 10e6)],
             ..doc
         };
-        assert!(!render(&single, "t").contains('['));
+        let t = render(&single, "t");
+        assert!(!t.contains('[') && !t.contains("median"), "{t}");
+    }
+
+    fn doc(runs: Vec<RunResult>) -> ResultsDoc {
+        ResultsDoc {
+            cclab: "t".into(),
+            scenario: "s".into(),
+            backend: "sim".into(),
+            runs,
+            ..Default::default()
+        }
+    }
+
+    fn with_ref(mut r: RunResult, published_bps: f64, miss: Option<&str>) -> RunResult {
+        let mut v = serde_json::json!({"goodput_bps": published_bps, "unit": "Mbit/s"});
+        if let Some(m) = miss {
+            v["miss"] = serde_json::json!(m);
+        }
+        r.reference = Some(v);
+        r
+    }
+
+    #[test]
+    fn published_figures_get_ratio_summary_and_known_reason() {
+        let d = doc(vec![
+            with_ref(
+                run(1, 0.0, 12e6),
+                10e6,
+                Some("reason that must stay hidden"),
+            ),
+            with_ref(run(1, 0.01, 10e6), 5e6, Some("the path is a guess")),
+            with_ref(run(1, 0.02, 2e6), 10e6, None),
+            run(1, 0.03, 1e6),
+            with_ref(run(1, 0.04, 30e6), 10e6, Some("the path is a guess")),
+        ]);
+        let t = render(&d, "title");
+        assert!(t.contains("ratio"), "{t}");
+        assert!(t.contains("x1.20"), "{t}");
+        assert!(t.contains("x2.00 !"), "{t}");
+        assert!(t.contains("x0.20 !"), "{t}");
+        assert!(t.contains("1 of 4 within x1.5"), "{t}");
+        // Misses that share a reason share its line.
+        assert!(
+            t.contains("#2 bbr x2.00, #5 bbr x3.00: known reason: the path is a guess"),
+            "{t}"
+        );
+        assert!(t.contains("#3 bbr x0.20: no known reason recorded"), "{t}");
+        // A row within x1.5 does not print its reason.
+        assert!(!t.contains("must stay hidden"), "{t}");
+        // Several seeds: the ratio is the median's.
+        let d = doc(vec![
+            with_ref(run(1, 0.0, 10e6), 10e6, None),
+            with_ref(run(2, 0.0, 30e6), 10e6, None),
+            with_ref(run(3, 0.0, 11e6), 10e6, None),
+        ]);
+        let t = render(&d, "title");
+        assert!(
+            t.contains("x1.10") && t.contains("1 of 1 within x1.5"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn ratio_text_shows_the_side_of_the_bound() {
+        assert_eq!(ratio_text(1.0712), "x1.07");
+        assert_eq!(ratio_text(1.5003), "x1.500");
+        assert!(!within(1.5003) && within(1.4999) && within(1.0 / 1.5));
+        assert_eq!(ratio_text(0.6664), "x0.666");
+        assert!(!within(0.6664));
+        assert_eq!(ratio_text(27.3), "x27.3");
+    }
+
+    fn sized(mut r: RunResult, size: u64, fct: Option<f64>, delivered: u64) -> RunResult {
+        r.duration_s = 2.0;
+        r.resolved.insert("duration".into(), serde_json::json!(2.0));
+        let f = &mut r.flows[0];
+        f.size_bytes = Some(size);
+        f.fct_s = fct;
+        f.bytes_delivered = delivered;
+        r
+    }
+
+    #[test]
+    fn unfinished_sized_flows_are_flagged_with_a_fix() {
+        let d = doc(vec![
+            sized(run(1, 0.0, 8e6), 1_000_000, Some(1.0), 1_000_000),
+            sized(run(1, 0.01, 4e6), 10_000_000, None, 1_000_000),
+        ]);
+        let t = render(&d, "title");
+        let row = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("2 "))
+            .unwrap();
+        assert!(row.trim_end().ends_with("unfinished"), "{t}");
+        assert!(!t.contains(" - "), "{t}");
+        let w = t.lines().find(|l| l.contains("warning:")).expect(&t);
+        assert!(w.contains("1 of 2 sized flows unfinished (run #2)"), "{w}");
+        assert!(w.contains("a longer `duration`"), "{w}");
+        // 10 MB at 1 MB per 2 s takes 20 s; the hint leaves a margin.
+        assert!(w.contains("duration = \"24s\""), "{w}");
+        // Some seeds finished, one did not.
+        let d = doc(vec![
+            sized(run(1, 0.0, 8e6), 1_000_000, Some(1.0), 1_000_000),
+            sized(run(2, 0.0, 8e6), 1_000_000, None, 500_000),
+            sized(run(3, 0.0, 8e6), 1_000_000, Some(1.2), 1_000_000),
+        ]);
+        let t = render(&d, "title");
+        assert!(t.contains("(1 of 3 unfinished)"), "{t}");
+        assert!(t.contains("1 of 3 sized flows unfinished (run #1)"), "{t}");
+        // Bulk flows are never unfinished.
+        let t = render(&doc(vec![run(1, 0.0, 8e6)]), "title");
+        assert!(!t.contains("unfinished") && !t.contains("warning"), "{t}");
+    }
+
+    /// Unescaped `|` in a Markdown table row (cell boundaries).
+    fn boundaries(line: &str) -> usize {
+        let b = line.as_bytes();
+        (0..b.len())
+            .filter(|&i| b[i] == b'|' && (i == 0 || b[i - 1] != b'\\'))
+            .count()
+    }
+
+    #[test]
+    fn markdown_is_the_same_table_with_pipes_escaped() {
+        let mut a = run(1, 0.0, 12e6);
+        a.params
+            .insert("hosts.profile".into(), serde_json::json!("a|b"));
+        let mut b = run(1, 0.01, 6e6);
+        b.params
+            .insert("hosts.profile".into(), serde_json::json!("c"));
+        let d = doc(vec![with_ref(a, 10e6, None), with_ref(b, 2e6, Some("x|y"))]);
+        let title = "name  (f.toml, sim backend, 2 runs)\n  a description*\n  * set on the command line: --set x=1";
+        let md = render_markdown(&d, title);
+        let text = render(&d, title);
+        let mut lines = md.lines();
+        assert_eq!(
+            lines.next(),
+            Some("### name  (f.toml, sim backend, 2 runs)")
+        );
+        assert!(md.contains("\na description\\*\n"), "{md}");
+        assert_eq!(md_line("1. x_y"), "1\\. x\\_y");
+        assert_eq!(md_line("- a"), "\\- a");
+        // A footnote mark, not a list item.
+        assert!(
+            md.contains("\n\\* set on the command line: --set x=1\n"),
+            "{md}"
+        );
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        // Header, alignment row, two runs; every row has the header's cells.
+        assert_eq!(rows.len(), 4, "{md}");
+        let n = boundaries(rows[0]);
+        assert!(
+            rows.iter().all(|r| boundaries(r) == n && r.ends_with('|')),
+            "{md}"
+        );
+        assert!(rows[1].contains("---:") && rows[1].contains(":---"), "{md}");
+        assert!(md.contains("a\\|b"), "{md}");
+        // The same content: every cell of the terminal table is in the Markdown.
+        for cell in ["x1.20", "x3.00 !", "12.0 Mbit/s", "1 of 2 within x1.5"] {
+            assert!(text.contains(cell) && md.contains(cell), "{cell}: {md}");
+        }
+        assert!(md.contains("- #2 bbr x3.00: known reason: x|y"), "{md}");
+        assert!(md.contains("- #1: link "), "{md}");
     }
 }

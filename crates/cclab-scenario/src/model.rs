@@ -233,7 +233,7 @@ pub struct HostProfile {
 
 /// A host profile:
 /// - `linux`: Linux's defaults ([`HostTcp::default`]), no pacing beyond the controller's;
-/// - `accelerated`: the small-files seed's vendor sender (shared/seeds.md) as far as cclab
+/// - `accelerated`: the small-files seed's vendor sender (docs/seeds.md) as far as cclab
 ///   can model it: its published parameters (`tcp_wmem` 4096 16384 4194304, `rto_min`
 ///   200 ms, an initial window of 10, all Linux's too), paced sending and a probing start
 ///   (`probe_start`). Its own SACK, RACK, RTO and retransmission modules are Linux's in

@@ -3,23 +3,29 @@
 //! A scenario may carry the numbers a field report published:
 //! ```toml
 //! [reference]
-//! source = "https://example.org/post"   # where the figures come from
+//! source = "title of the report, site (year)"   # where the figures come from
 //! unit = "MB/s"                          # how the report stated rates (used for display)
+//! note = "..."                           # optional, carried to every row
+//! miss = "..."                           # optional: why rows may miss (default for every row)
 //! [[reference.results]]
 //! "flows.cc" = "cubic"                   # keys select runs (any scenario key, as written in the file)
 //! "link.loss" = "1%"
 //! goodput = "142MB/s"                    # the published figure
 //! retransmits = 4680                     # optional
+//! miss = "the path's rate is a guess"    # optional: the known reason cclab misses this figure
 //! ```
 //! A row applies to a run when every selecting key equals the run's value of that key.
-//! The matching row is attached to the run as `reference` (with `goodput_bps` parsed), so the
-//! table and the JSON carry the published figure next to the measured one.
+//! The matching row is attached to the run as `reference` (with `goodput_bps` parsed, and the
+//! table's `source`, `unit`, `note` and `miss` unless the row sets its own), so the table and
+//! the JSON carry the published figure next to the measured one. `miss` is printed next to
+//! the ratio cclab / published when that ratio is outside x1.5 (the terminal table); rows
+//! within x1.5 do not show it.
 
 use cclab_scenario::units::{parse_loss_str, parse_rate, parse_size, parse_time};
 use serde_json::{Map, Value};
 
 /// Keys of a results row that are figures, not selectors.
-const FIGURE_KEYS: &[&str] = &["goodput", "retransmits", "note", "fct", "rtt"];
+const FIGURE_KEYS: &[&str] = &["goodput", "retransmits", "note", "miss", "fct", "rtt"];
 
 /// Turn a selector value into the SI number the resolved scenario map holds for `key`.
 fn normalise(key: &str, v: &Value) -> Value {
@@ -63,8 +69,10 @@ pub fn for_run(reference: &Value, resolved: &Map<String, Value>) -> Option<Value
     if let Some(s) = reference.get("source") {
         out.insert("source".into(), s.clone());
     }
-    if let Some(u) = reference.get("unit") {
-        out.insert("unit".into(), u.clone());
+    for key in ["unit", "note", "miss"] {
+        if let Some(v) = reference.get(key) {
+            out.insert(key.into(), v.clone());
+        }
     }
     for (k, v) in row {
         out.insert(k.clone(), v.clone());
@@ -103,5 +111,27 @@ mod tests {
         assert_eq!(r["unit"], json!("MB/s"));
         resolved.insert("link.loss".into(), json!(0.0));
         assert!(for_run(&reference, &resolved).is_none());
+    }
+
+    /// `miss` is a figure key, not a selector; the table-wide one is a default for every row.
+    #[test]
+    fn miss_is_carried_and_rows_override_it() {
+        let reference = json!({
+            "miss": "the path is a guess",
+            "note": "published as a gain",
+            "results": [
+                {"flows.cc": "cubic", "goodput": "95mbit"},
+                {"flows.cc": "bbr", "goodput": "147mbit", "miss": "BBR's own reason"}
+            ]
+        });
+        let mut resolved = Map::new();
+        resolved.insert("flows.cc".into(), json!("cubic"));
+        let r = for_run(&reference, &resolved).unwrap();
+        assert_eq!(r["miss"], json!("the path is a guess"));
+        assert_eq!(r["note"], json!("published as a gain"));
+        resolved.insert("flows.cc".into(), json!("bbr"));
+        let r = for_run(&reference, &resolved).unwrap();
+        assert_eq!(r["miss"], json!("BBR's own reason"));
+        assert_eq!(r["goodput_bps"], json!(147e6));
     }
 }

@@ -320,6 +320,9 @@ fn repeat_reports_median_and_range() {
         .map(|r| r["seed"].as_u64().unwrap())
         .collect();
     assert_eq!(seeds, [1, 2, 3, 1, 2, 3]);
+    // The statistic is named, the same for the table and the link lines.
+    assert!(table.contains("median of 3 seeds [min-max]"), "{table}");
+    assert!(!table.contains("(mean)"), "{table}");
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("Median over seeds"));
 }
@@ -577,4 +580,69 @@ fn advise_ranks_settings_and_prints_commands() {
         err.contains("unknown objective") && err.lines().count() == 1,
         "{err}"
     );
+}
+
+/// `--markdown`: one GitHub-flavoured table per scenario under its title; not with --json.
+#[test]
+fn markdown_prints_one_table_per_scenario() {
+    let (d, f) = small_scenario("md");
+    let g = d.join("t.toml");
+    std::fs::write(&g, SMALL.replace("name = \"small\"", "name = \"other\"")).unwrap();
+    let out = cclab()
+        .args(["run", "-q", "--markdown", "--set", "duration=1s"])
+        .arg(&f)
+        .arg(&g)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
+    assert_eq!(headings.len(), 2, "{md}");
+    assert!(headings[0].starts_with("### small  (") && headings[1].starts_with("### other  ("));
+    // Per scenario: header, alignment row and 4 runs, all with the header's cell count.
+    for part in md.split("### ").skip(1) {
+        let rows: Vec<&str> = part.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(rows.len(), 6, "{part}");
+        assert!(
+            rows[0].starts_with("| # |") && rows[1].contains("---"),
+            "{part}"
+        );
+        let n = rows[0].matches('|').count();
+        assert!(rows.iter().all(|r| r.matches('|').count() == n), "{part}");
+        assert!(part.contains("\n- #1: link "), "{part}");
+    }
+    one_line_error(&["run", "--markdown", "--json"], Some(SMALL), &["--json"]);
+}
+
+/// A sized flow that does not finish is flagged, with a warning saying what would fix it.
+#[test]
+fn unfinished_sized_flows_are_flagged() {
+    let d = tmpdir("unfinished");
+    let f = d.join("u.toml");
+    std::fs::write(
+        &f,
+        "name = \"u\"\nduration = \"1s\"\n[link]\nrate = \"20mbit\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"cubic\"\nsize = [\"100kb\", \"10mb\"]\n",
+    )
+    .unwrap();
+    let out = cclab().args(["run", "-q"]).arg(&f).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = String::from_utf8_lossy(&out.stdout);
+    let row = |n: &str| {
+        t.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_else(|| panic!("{t}"))
+    };
+    assert!(!row("1").contains("unfinished"), "{t}");
+    assert!(row("2").trim_end().ends_with("unfinished"), "{t}");
+    let w = t.lines().find(|l| l.contains("warning:")).expect(&t);
+    assert!(w.contains("1 of 2 sized flows unfinished (run #2)"), "{w}");
+    assert!(w.contains("a longer `duration`"), "{w}");
 }

@@ -1,4 +1,4 @@
-//! Each seed scenario (scenarios/seeds/, one per field report in shared/seeds.md) shows the
+//! Each seed scenario (scenarios/seeds/, one per field report in docs/seeds.md) shows the
 //! relation that report published, on the sim backend.
 
 mod common;
@@ -28,6 +28,79 @@ fn run_repeat(name: &str, repeat: u32) -> ResultsDoc {
 
 use serde_json::json;
 
+/// A matrix point with a published figure: params, goodput of each seed, published, `miss`.
+type Group<'a> = (
+    &'a serde_json::Map<String, serde_json::Value>,
+    Vec<f64>,
+    f64,
+    String,
+);
+
+/// The terminal table of a seed's runs carries each published figure's ratio, the "N of M
+/// within x1.5" summary, and for every figure outside x1.5 the reason its scenario records.
+fn check_published(d: &ResultsDoc) {
+    use cclab_report::table::{ratio_text, render, within};
+    let t = render(d, "t");
+    let mut groups: Vec<Group> = Vec::new();
+    for r in &d.runs {
+        let Some(refv) = &r.reference else { continue };
+        let Some(bps) = refv["goodput_bps"].as_f64() else {
+            continue;
+        };
+        let miss = refv["miss"].as_str().unwrap_or("").to_string();
+        match groups.iter_mut().find(|g| g.0 == &r.params) {
+            Some(g) => g.1.push(goodput(r)),
+            None => groups.push((&r.params, vec![goodput(r)], bps, miss)),
+        }
+    }
+    assert!(!groups.is_empty(), "{} has published figures", d.scenario);
+    let mut ok = 0;
+    for (params, mut v, bps, miss) in groups.clone() {
+        let ratio = cclab_results::median(&mut v) / bps;
+        assert!(t.contains(&ratio_text(ratio)), "{params:?}: {t}");
+        if within(ratio) {
+            ok += 1;
+        } else {
+            assert!(
+                !miss.is_empty(),
+                "{params:?} misses (x{ratio:.2}) with no reason recorded"
+            );
+            assert!(t.contains(&format!("known reason: {miss}")), "{t}");
+        }
+    }
+    let summary = format!("{ok} of {} within x1.5", groups.len());
+    assert!(t.contains(&summary), "{summary}: {t}");
+}
+
+/// Each seed cites its report without pointing outside the repository, and docs/seeds.md
+/// describes it.
+#[test]
+fn seeds_cite_their_reports_and_are_documented() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let doc = std::fs::read_to_string(format!("{root}/docs/seeds.md")).unwrap();
+    for name in [
+        "lan-vm",
+        "lossy-lan",
+        "vps-http",
+        "rtt-sweep",
+        "small-files",
+    ] {
+        let file = format!("scenarios/seeds/{name}.toml");
+        let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+        let source = text
+            .lines()
+            .find(|l| l.starts_with("source = "))
+            .unwrap_or_else(|| panic!("{file}: no [reference] source"));
+        assert!(!source.contains("shared"), "{file}: {source}");
+        // Either a title and site, or a statement that they are not recorded.
+        assert!(
+            source.contains("not recorded") || source.contains("https://"),
+            "{file}: {source}"
+        );
+        assert!(doc.contains(&file), "docs/seeds.md does not name {file}");
+    }
+}
+
 /// Shallow-buffered multi-Gbit path: BBR somewhat more throughput than CUBIC, many times
 /// the retransmissions.
 #[test]
@@ -46,6 +119,7 @@ fn lan_vm() {
             .unwrap()
             > 2e9
     );
+    check_published(&d);
 }
 
 /// Without loss both fill the link; at 1% CUBIC falls to a fraction, BBR stays near the link.
@@ -71,6 +145,7 @@ fn lossy_lan() {
         "bbr at 1%: {}",
         g(0.01, "bbr")
     );
+    check_published(&d);
 }
 
 /// Lightly lossy shared path: BBR gains a lot, the idle (minimum) RTT does not move.
@@ -83,6 +158,7 @@ fn vps_http() {
     assert!(gain >= 1.3, "bbr gain {gain:.2}");
     let d_min = (bbr.flows[0].rtt_ms.min - cubic.flows[0].rtt_ms.min).abs();
     assert!(d_min <= 1.0, "idle rtt moved by {d_min} ms");
+    check_published(&d);
 }
 
 /// Long paths with light loss and Linux's host buffers (medians of 3 seeds, each path at its
@@ -119,6 +195,7 @@ fn rtt_sweep() {
         "window-limited at both"
     );
     assert!(g(0.006, "cubic") > g(0.099, "cubic") && g(0.099, "cubic") > g(0.231, "cubic"));
+    check_published(&d);
 }
 
 /// Small transfers: startup dominates, BBR within ~10% of CUBIC; large: BBR leads by >= 20%.
@@ -156,4 +233,5 @@ fn small_files() {
     }
     let start = g("accelerated", 640_000, "bbr") / g("linux", 640_000, "bbr");
     assert!(start > 1.08, "640 KB: accelerated/bbr {start:.2}");
+    check_published(&d);
 }
