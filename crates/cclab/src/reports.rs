@@ -4,7 +4,7 @@
 //! meta.json), so `cclab report DIR` rebuilds exactly the page `cclab run --out DIR` wrote.
 
 use crate::runner::Error;
-use cclab_report::{compare, html, load};
+use cclab_report::{chartfile, compare, html, load};
 use std::path::{Path, PathBuf};
 
 /// Load every results document under each path (directories, sub-directories, results.json).
@@ -18,6 +18,15 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<load::Source>, Error> {
 
 /// Build the report of `inputs` into `out` (an HTML file); returns its size in bytes.
 pub fn write_report(inputs: &[PathBuf], out: &Path, opts: &html::Options) -> Result<usize, Error> {
+    write_report_page(inputs, out, opts).map(|page| page.len())
+}
+
+/// [`write_report`], returning the page written.
+pub fn write_report_page(
+    inputs: &[PathBuf],
+    out: &Path,
+    opts: &html::Options,
+) -> Result<String, Error> {
     let sources = load_all(inputs)?;
     if !opts.labels.is_empty() && opts.labels.len() != sources.len() {
         return Err(Error::new(format!(
@@ -39,7 +48,17 @@ pub fn write_report(inputs: &[PathBuf], out: &Path, opts: &html::Options) -> Res
     }
     std::fs::write(out, &page)
         .map_err(|e| Error::new(format!("cannot write {}: {e}", out.display())))?;
-    Ok(page.len())
+    Ok(page)
+}
+
+/// Write every chart of `page` into `dir` as SVG (`svg`) and/or PNG (`png_scale`).
+pub fn write_charts(
+    page: &str,
+    dir: &Path,
+    svg: bool,
+    png_scale: Option<f32>,
+) -> Result<chartfile::Written, Error> {
+    chartfile::write(&chartfile::charts(page), dir, svg, png_scale).map_err(Error::new)
 }
 
 /// Compare the results under `a` and `b`.
