@@ -35,6 +35,10 @@ pub struct PerfOptions {
     pub progress: bool,
     /// The results document's scenario name.
     pub name: String,
+    /// Probe the path first (min RTT, rate, random loss, buffer; `probe.rs`) and store the
+    /// fitted path in the results' `fit` (`cclab perf` does unless `--no-probe`; never for a
+    /// server on the loopback, which has no path to fit).
+    pub probe: bool,
 }
 
 impl Default for PerfOptions {
@@ -50,6 +54,7 @@ impl Default for PerfOptions {
             key: None,
             progress: false,
             name: "perf".into(),
+            probe: false,
         }
     }
 }
@@ -124,14 +129,14 @@ fn check_options(o: &PerfOptions) -> Result<(), RemoteError> {
 }
 
 /// An authenticated control session.
-struct Session {
+pub(crate) struct Session {
     conn: Conn,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     id: [u8; SESSION_LEN],
     key: [u8; MAC_LEN],
     kernel: String,
-    ccs: Vec<String>,
-    limits: LimitsMsg,
+    pub(crate) ccs: Vec<String>,
+    pub(crate) limits: LimitsMsg,
     next_run: u32,
 }
 
@@ -313,6 +318,18 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
             )));
         }
     }
+    // A server on this host's loopback has no path to fit (and the probe would move tens of
+    // gigabytes): the probe is skipped with a note.
+    let probe = if o.probe && s.addr.ip().is_loopback() {
+        if o.progress {
+            eprintln!("cclab perf: no probe phase: the server is on this host's loopback, there is no path to fit");
+        }
+        None
+    } else if o.probe {
+        Some(crate::probe::run(&mut s, o)?)
+    } else {
+        None
+    };
     let mut runs = Vec::new();
     for cc in &o.ccs {
         for rep in 1..=o.repeat {
@@ -336,11 +353,35 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
         }
     }
     let _ = s.conn.send(&Msg::Bye);
+    let fit = match probe {
+        Some((probe, notes)) => {
+            let meta = crate::fit::FitMeta {
+                peer: s.addr.to_string(),
+                direction: if o.reverse { "upload" } else { "download" }.into(),
+                duration_s: runs.first().map_or(o.duration.as_secs_f64(), |r| {
+                    if o.size.is_some() {
+                        r.duration_s
+                    } else {
+                        o.duration.as_secs_f64()
+                    }
+                }),
+                streams: o.parallel,
+                notes,
+            };
+            let f = crate::fit::fit(&probe, &runs, meta).map_err(|m| {
+                RemoteError::Protocol(format!("the probe phase gave nothing to fit: {m}"))
+            })?;
+            Some(f.to_value())
+        }
+        None => None,
+    };
     Ok(ResultsDoc {
         cclab: cclab_results::VERSION.to_string(),
         scenario: o.name.clone(),
         backend: results::BACKEND.into(),
         runs,
+        fit,
+        ..Default::default()
     })
 }
 
@@ -372,6 +413,18 @@ fn annotate(r: &mut RunResult, s: &Session, o: &PerfOptions, cc: &str) {
 }
 
 fn run_one(s: &mut Session, o: &PerfOptions, cc: &str, rep: u32) -> Result<RunResult, RemoteError> {
+    let flows = run_flows(s, o, cc, 0)?;
+    Ok(results::run_result(&flows, rep as u64))
+}
+
+/// One run of `cc` as `o` says (duration, size, streams, direction), each sending socket's
+/// pacing capped at `pace` bytes/s (0: no cap); the streams' measurements.
+pub(crate) fn run_flows(
+    s: &mut Session,
+    o: &PerfOptions,
+    cc: &str,
+    pace: u64,
+) -> Result<Vec<FlowMeasure>, RemoteError> {
     let run = s.next_run;
     s.next_run += 1;
     let n = o.parallel as usize;
@@ -384,6 +437,7 @@ fn run_one(s: &mut Session, o: &PerfOptions, cc: &str, rep: u32) -> Result<RunRe
             duration_ms: o.duration.as_millis().min(u32::MAX as u128) as u32,
             size: o.size.unwrap_or(0),
             parallel: o.parallel,
+            pace,
         })
         .map_err(ctl)?;
     match s.conn.recv(ANSWER)? {
@@ -396,6 +450,9 @@ fn run_one(s: &mut Session, o: &PerfOptions, cc: &str, rep: u32) -> Result<RunRe
             .map_err(|e| RemoteError::Io(format!("data connection {i} to {}: {e}", s.addr)))?;
         if o.reverse {
             sampler::set_cc(d.as_raw_fd(), cc).map_err(RemoteError::Usage)?;
+            if pace > 0 {
+                sampler::set_max_pacing(d.as_raw_fd(), pace).map_err(RemoteError::Io)?;
+            }
         }
         let _ = d.set_nodelay(false);
         let hello = Msg::DataHello {
@@ -430,8 +487,7 @@ fn run_one(s: &mut Session, o: &PerfOptions, cc: &str, rep: u32) -> Result<RunRe
     if let Some(sig) = cclab_kernel::sys::interrupted() {
         return Err(RemoteError::Interrupted(sig));
     }
-    let flows = outcome?;
-    Ok(results::run_result(&flows, rep as u64))
+    outcome
 }
 
 fn download(

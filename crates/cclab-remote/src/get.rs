@@ -164,6 +164,7 @@ pub fn get(o: &GetOptions) -> Result<ResultsDoc, RemoteError> {
         scenario: o.name.clone(),
         backend: results::BACKEND.into(),
         runs,
+        ..Default::default()
     })
 }
 

@@ -7,6 +7,8 @@
 //! - [`protocol`]: the framed, versioned control protocol and its bounded parser;
 //! - [`auth`]: pre-shared-key challenge-response (HMAC-SHA256), data-connection tokens;
 //! - [`sampler`] and [`transfer`]: TCP_INFO sampling every 10 ms, the data streams;
+//! - [`fit`]: the path (rate, base RTT, random loss, buffer, each with a 95% interval) fitted
+//!   to the probe phase `cclab perf` runs first (`probe`), and the scenario it makes;
 //! - [`results`]: measurements -> the results schema (`backend: "host"`) through
 //!   `cclab_results::RunRecord::build`, the one result builder.
 //!
@@ -14,13 +16,17 @@
 
 pub mod auth;
 pub mod client;
+pub mod fit;
 pub mod get;
 #[doc(hidden)]
 pub mod httpd;
+mod probe;
 pub mod protocol;
 pub mod results;
 pub mod sampler;
 pub mod server;
+#[doc(hidden)]
+pub mod testlab;
 pub mod transfer;
 
 pub use auth::Key;

@@ -32,6 +32,9 @@ pub const MAX_STREAMS: usize = 64;
 pub const NONCE_LEN: usize = 32;
 pub const MAC_LEN: usize = 32;
 pub const SESSION_LEN: usize = 16;
+/// Highest pacing cap a `RunRequest` may carry, bytes/s (100 Gbit/s); a cap is 1 or more (no
+/// cap is the field left out, so every request has one encoding).
+pub const MAX_PACE: u64 = 12_500_000_000;
 
 /// Error codes of an `Error` message.
 pub mod code {
@@ -138,6 +141,10 @@ pub enum Msg {
         /// Bytes per stream (0: bulk for the duration).
         size: u64,
         parallel: u16,
+        /// Cap on the sender's pacing rate (`SO_MAX_PACING_RATE`), bytes/s per stream; 0 =
+        /// none. An optional trailing field: written only when set, so an unpaced request is
+        /// the same frame as before the field existed (see [`MAX_PACE`]).
+        pace: u64,
     },
     /// S->C: open the data connections now.
     RunReady { run: u32 },
@@ -377,6 +384,7 @@ impl Msg {
                 duration_ms,
                 size,
                 parallel,
+                pace,
             } => {
                 w.u32(*run);
                 w.str(cc);
@@ -384,6 +392,9 @@ impl Msg {
                 w.u32(*duration_ms);
                 w.u64(*size);
                 w.u16(*parallel);
+                if *pace > 0 {
+                    w.u64((*pace).min(MAX_PACE));
+                }
             }
             Msg::RunReady { run } | Msg::RunStart { run } => w.u32(*run),
             Msg::DataHello {
@@ -490,14 +501,30 @@ impl Msg {
                     },
                 }
             }
-            5 => Msg::RunRequest {
-                run: r.u32()?,
-                cc: r.str()?,
-                reverse: r.bool()?,
-                duration_ms: r.u32()?,
-                size: r.u64()?,
-                parallel: r.u16()?,
-            },
+            5 => {
+                let (run, cc, reverse) = (r.u32()?, r.str()?, r.bool()?);
+                let (duration_ms, size, parallel) = (r.u32()?, r.u64()?, r.u16()?);
+                let pace = if r.i < frame.len() {
+                    let p = r.u64()?;
+                    if p == 0 || p > MAX_PACE {
+                        return Err(bad(format!(
+                            "pacing cap of {p} bytes/s (1 to {MAX_PACE}; none is the field left out)"
+                        )));
+                    }
+                    p
+                } else {
+                    0
+                };
+                Msg::RunRequest {
+                    run,
+                    cc,
+                    reverse,
+                    duration_ms,
+                    size,
+                    parallel,
+                    pace,
+                }
+            }
             6 => Msg::RunReady { run: r.u32()? },
             7 => Msg::DataHello {
                 session: r.arr()?,
@@ -751,6 +778,16 @@ mod tests {
                 duration_ms: 30_000,
                 size: 25_000_000,
                 parallel: 4,
+                pace: 0,
+            },
+            Msg::RunRequest {
+                run: 5,
+                cc: "bbr".into(),
+                reverse: false,
+                duration_ms: 5_000,
+                size: 0,
+                parallel: 1,
+                pace: 1_250_000,
             },
             Msg::RunReady { run: 4 },
             Msg::DataHello {
@@ -850,6 +887,32 @@ mod tests {
             panic!()
         };
         assert!(message.len() <= MAX_STR && message.chars().all(|c| c == 'é'));
+        // A pacing cap: none is the field left out (so an unpaced request is the frame a
+        // peer without the field sends); 0 or one over the bound is refused.
+        let req = |pace| Msg::RunRequest {
+            run: 1,
+            cc: "cubic".into(),
+            reverse: false,
+            duration_ms: 1000,
+            size: 0,
+            parallel: 1,
+            pace,
+        };
+        assert_eq!(req(0).encode().len() + 8, req(1).encode().len());
+        for p in [0u64, MAX_PACE + 1, u64::MAX] {
+            let mut f = req(0).encode()[4..].to_vec();
+            f.extend(p.to_be_bytes());
+            assert!(
+                matches!(Msg::decode(&f), Err(ProtoError::Malformed(m)) if m.contains("pacing")),
+                "{p}"
+            );
+        }
+        let mut f = req(0).encode()[4..].to_vec();
+        f.extend([0, 0, 1]);
+        assert!(Msg::decode(&f).is_err(), "a cut pacing field");
+        assert!(
+            matches!(Msg::decode(&req(u64::MAX).encode()[4..]), Ok(Msg::RunRequest { pace, .. }) if pace == MAX_PACE)
+        );
         // A closed connection before / inside a frame.
         assert!(matches!(read_frame(&mut &[][..]), Err(ProtoError::Closed)));
         assert!(matches!(

@@ -90,6 +90,18 @@ pub fn check_cc(cc: &str) -> Result<(), String> {
     set_cc(std::os::fd::AsRawFd::as_raw_fd(&s), cc)
 }
 
+/// Cap socket `fd`'s pacing rate at `bytes_per_s` (`SO_MAX_PACING_RATE`, 64-bit since Linux
+/// 4.20; TCP paces internally without the fq qdisc since 4.13).
+pub fn set_max_pacing(fd: RawFd, bytes_per_s: u64) -> Result<(), String> {
+    sys::setsockopt_raw(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_MAX_PACING_RATE,
+        &bytes_per_s.to_ne_bytes(),
+    )
+    .map_err(|e| format!("capping the pacing rate at {bytes_per_s} bytes/s failed: {e}"))
+}
+
 /// The controller socket `fd` uses.
 pub fn cc_of(fd: RawFd) -> String {
     sys::get_congestion(fd).unwrap_or_default()

@@ -602,6 +602,7 @@ fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: 
                 duration_ms,
                 size,
                 parallel,
+                pace,
             } => {
                 if run <= last_run {
                     conn.send_error(
@@ -619,6 +620,7 @@ fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: 
                     duration: Duration::from_millis(duration_ms as u64),
                     size: (size > 0).then_some(size),
                     parallel,
+                    pace,
                 };
                 match serve_run(st, &mut conn, peer, session, &req) {
                     Ok(()) => {}
@@ -676,6 +678,8 @@ struct RunReq {
     duration: Duration,
     size: Option<u64>,
     parallel: u16,
+    /// Pacing cap of each sending socket, bytes/s (0: none; an upload's client sets its own).
+    pace: u64,
 }
 
 /// A controller name as Linux spells them (at most 15 bytes of `[a-z0-9_]`).
@@ -816,6 +820,10 @@ fn serve_run(
         for s in &streams {
             sampler::set_cc(std::os::fd::AsRawFd::as_raw_fd(s), &req.cc)
                 .map_err(|m| (code::CC, m, false))?;
+            if req.pace > 0 {
+                sampler::set_max_pacing(std::os::fd::AsRawFd::as_raw_fd(s), req.pace)
+                    .map_err(|m| (code::INTERNAL, m, false))?;
+            }
         }
     }
     conn.send(&Msg::RunStart { run: req.run }).map_err(io)?;

@@ -72,6 +72,16 @@ fn corpus() -> Vec<Vec<u8>> {
             duration_ms: 1000,
             size: 0,
             parallel: 1,
+            pace: 0,
+        },
+        Msg::RunRequest {
+            run: 2,
+            cc: "bbr".into(),
+            reverse: true,
+            duration_ms: 2000,
+            size: 7,
+            parallel: 2,
+            pace: 125_000,
         },
         Msg::RunReady { run: 1 },
         Msg::DataHello {

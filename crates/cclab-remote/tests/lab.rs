@@ -2,11 +2,10 @@
 //! over a known path (50 Mbit/s, 20 ms, 1 BDP drop-tail). They need root; without it each
 //! prints `SKIP <test>: <reason>` and returns. One lab at a time (the lab lock).
 
-use cclab_kernel::{addr, element, lab, lab_unavailable, namespaces_of, sys, KernelOptions};
-use cclab_remote::{Key, Limits, PerfOptions, RemoteError, ServeOptions, Server, ServerHandle};
-use cclab_results::ResultsDoc;
+use cclab_kernel::{addr, lab, lab_unavailable, namespaces_of, sys};
+use cclab_remote::testlab::{self, key, perf_in, serve_in, target};
+use cclab_remote::PerfOptions;
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -30,74 +29,7 @@ const RTT_MS: f64 = 20.0;
 const PAYLOAD: f64 = 1448.0 / 1500.0;
 
 fn make_lab() -> lab::Lab {
-    let link = cclab_scenario::LinkSpec {
-        rate_bps: RATE as u64,
-        rtt_ns: (RTT_MS * 1e6) as u64,
-        ..Default::default()
-    };
-    let o = KernelOptions::default();
-    lab::Lab::create(
-        lab::LabConfig {
-            element: element::ElementConfig {
-                link: link.desc(),
-                seed: 1,
-                group_extra_ns: vec![0],
-                flow_group: vec![],
-                timing: o.timing,
-                realtime: false,
-                mode: cclab_kernel::auto_mode(RATE),
-                pin: true,
-                mss: 1448,
-                bin_ns: 100_000_000,
-            },
-            mtu: 1500,
-            group_init_cwnd: vec![10],
-            group_ecn: vec![false],
-            host: Default::default(),
-            keep_namespaces: false,
-        },
-        None,
-    )
-    .expect("lab")
-}
-
-fn key() -> Key {
-    Key::from_bytes(b"lab-test-key-0123456789").unwrap()
-}
-
-/// A server listening on `ip` inside namespace `ns`.
-fn serve_in(ns: &str, ip: [u8; 4], key: Option<Key>) -> ServerHandle {
-    let ns = ns.to_string();
-    std::thread::spawn(move || {
-        sys::place(false);
-        sys::enter_netns(&ns).expect("enter netns");
-        Server::bind(ServeOptions {
-            listen: SocketAddr::from((ip, cclab_remote::DEFAULT_PORT)),
-            key,
-            limits: Limits::default(),
-            log_stderr: false,
-        })
-        .expect("bind")
-        .spawn()
-    })
-    .join()
-    .unwrap()
-}
-
-/// `perf` run from inside namespace `ns`.
-fn perf_in(ns: &str, o: PerfOptions) -> Result<ResultsDoc, RemoteError> {
-    let ns = ns.to_string();
-    std::thread::spawn(move || {
-        sys::place(false);
-        sys::enter_netns(&ns).expect("enter netns");
-        cclab_remote::perf(&o)
-    })
-    .join()
-    .unwrap()
-}
-
-fn target(ip: [u8; 4]) -> String {
-    format!("{}:{}", addr::fmt(ip), cclab_remote::DEFAULT_PORT)
+    testlab::make_lab(&testlab::default_link()).expect("lab")
 }
 
 fn ours_left() -> Vec<String> {

@@ -78,6 +78,7 @@ impl Raw {
                 duration_ms,
                 size: 0,
                 parallel,
+                pace: 0,
             })
             .unwrap();
         self.conn.recv(Duration::from_secs(5)).unwrap()
@@ -594,6 +595,7 @@ fn a_controller_the_sender_lacks_is_a_one_line_error() {
             duration_ms: 500,
             size: 0,
             parallel: 1,
+            pace: 0,
         })
         .unwrap();
     match a.conn.recv(Duration::from_secs(5)).unwrap() {
@@ -603,5 +605,83 @@ fn a_controller_the_sender_lacks_is_a_one_line_error() {
         } => assert!(message.contains("it has:"), "{message}"),
         m => panic!("{m:?}"),
     }
+    srv.stop().unwrap();
+}
+
+#[test]
+fn a_pacing_cap_holds_and_a_bad_one_is_refused() {
+    let srv = serve(Some(KEY), Limits::default());
+    let mut a = raw(srv.addr, KEY);
+    // 3 MB capped at 1 MB/s (8 Mbit/s) over loopback, which would carry it in milliseconds:
+    // about 3 s (loopback's 64 kB segments make the unpaced initial window 640 kB).
+    a.conn
+        .send(&Msg::RunRequest {
+            run: 1,
+            cc: "cubic".into(),
+            reverse: false,
+            duration_ms: 10_000,
+            size: 3_000_000,
+            parallel: 1,
+            pace: 1_000_000,
+        })
+        .unwrap();
+    assert!(matches!(
+        a.conn.recv(Duration::from_secs(5)).unwrap(),
+        Msg::RunReady { run: 1 }
+    ));
+    let d = a.data(
+        srv.addr,
+        a.session,
+        1,
+        0,
+        auth::data_token(&a.sk, &a.session, 1, 0),
+    );
+    let t0 = Instant::now();
+    let drain = std::thread::spawn(move || {
+        let mut d = d;
+        let mut buf = vec![0u8; 1 << 16];
+        let mut n = 0u64;
+        while let Ok(k) = d.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+            n += k as u64;
+        }
+        (n, t0.elapsed())
+    });
+    let Msg::RunDone { streams, .. } = a.finish() else {
+        panic!("no RunDone")
+    };
+    let (got, took) = drain.join().unwrap();
+    let rate = got as f64 / took.as_secs_f64();
+    eprintln!("paced at 1 MB/s: {got} bytes in {took:?} ({rate:.0} bytes/s)");
+    assert_eq!((got, streams[0].bytes), (3_000_000, 3_000_000));
+    assert!((0.9e6..1.5e6).contains(&rate), "{rate}");
+    // An explicit zero (no cap is the field left out) is a malformed request: an error, and
+    // the session ends; the server serves on.
+    let mut f = Msg::RunRequest {
+        run: 2,
+        cc: "cubic".into(),
+        reverse: false,
+        duration_ms: 500,
+        size: 0,
+        parallel: 1,
+        pace: 0,
+    }
+    .encode();
+    f.extend(0u64.to_be_bytes());
+    let len = (f.len() - 4) as u32;
+    f[..4].copy_from_slice(&len.to_be_bytes());
+    (&a.conn.stream).write_all(&f).unwrap();
+    match a.conn.recv(Duration::from_secs(5)) {
+        Ok(Msg::Error { code: c, message }) => {
+            assert!(
+                c == code::BAD_REQUEST && message.contains("pacing"),
+                "{message}"
+            )
+        }
+        m => panic!("{m:?}"),
+    }
+    assert!(perf(&srv, Some(KEY), |_| {}).is_ok());
     srv.stop().unwrap();
 }

@@ -7,12 +7,14 @@
 //! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
 //! - [`bench`]: simulator speed benchmarks (`cclab bench`).
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
+//! - [`predict`]: the simulator on a path fitted to a real-host measurement (`--predict`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
 pub mod advise;
 pub mod backends;
 pub mod bench;
 pub mod calibrate;
+pub mod predict;
 pub mod reference;
 pub mod reports;
 pub mod runner;

@@ -1,6 +1,6 @@
 use cclab::runner::{self, Error, RunOptions};
 use cclab::{backends, bench, reports};
-use cclab_report::{compare, export, html, load, table};
+use cclab_report::{compare, describe, export, html, load, table};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -64,7 +64,8 @@ enum Cmd {
     Controllers(ControllersArgs),
     /// Build report.html (tables and plots, self-contained) from one or more results directories
     Report(ReportArgs),
-    /// Compare the runs two results documents share, metric by metric (e.g. sim vs kernel)
+    /// Compare two results (e.g. sim vs kernel, before vs after): setup differences, a summary per
+    /// run, every metric with --all
     Compare(CompareArgs),
     /// Measure simulator speed on the reference workloads (simulated packets per wall second)
     Bench(BenchArgs),
@@ -85,6 +86,8 @@ enum Cmd {
     Perf(PerfArgs),
     /// Download a URL over plain HTTP/1.1 (any web server) and measure it, same results schema
     Get(GetArgs),
+    /// Fit a scenario to a `cclab perf` measurement (rate, RTT, loss, buffer with 95% intervals)
+    Fit(FitArgs),
     /// Make link traces (Mahimahi format, for link.trace) or describe one
     Trace {
         #[command(subcommand)]
@@ -226,6 +229,38 @@ struct PerfArgs {
     /// No per-second lines
     #[arg(short, long)]
     quiet: bool,
+    /// Skip the probe phase (15-30 s before the runs that fits the path: min RTT, bottleneck
+    /// rate, random loss, buffer; stored as the results' `fit`, read by `cclab fit`; a
+    /// loopback server skips it anyway)
+    #[arg(long, conflicts_with = "predict")]
+    no_probe: bool,
+    /// Simulate the fitted path and print the predicted goodput beside each measured
+    /// controller, and for bbr3 and --predict-cc (recorded in the results' `fit`)
+    #[arg(long)]
+    predict: bool,
+    /// More controllers to predict (the simulator's names), comma-separated
+    #[arg(long, value_name = "CC,...", requires = "predict")]
+    predict_cc: Option<String>,
+}
+
+#[derive(Args)]
+struct FitArgs {
+    /// A results directory or results.json written by `cclab perf --out` or `--json`
+    #[arg(value_name = "RESULTS")]
+    results: PathBuf,
+    /// Write the fitted path as a scenario (`cclab run` loads it; the measured controllers
+    /// and bbr3 as a matrix over flows.cc)
+    #[arg(long, value_name = "FILE.toml")]
+    out: Option<PathBuf>,
+    /// Print the fit (with predictions, if asked) as JSON
+    #[arg(long)]
+    json: bool,
+    /// Simulate the fitted path: predicted vs measured goodput per controller, and bbr3
+    #[arg(long)]
+    predict: bool,
+    /// More controllers to predict, comma-separated
+    #[arg(long, value_name = "CC,...", requires = "predict")]
+    predict_cc: Option<String>,
 }
 
 #[derive(Args)]
@@ -365,6 +400,20 @@ struct ReportArgs {
     /// backend and directory)
     #[arg(long, value_name = "TEXT")]
     label: Vec<String>,
+    /// Also write every chart as a standalone SVG file, NN-NAME.svg in page order (see
+    /// --charts-dir)
+    #[arg(long)]
+    svg: bool,
+    /// Also write every chart as a PNG file, NN-NAME.png, rendered by resvg with the system's
+    /// fonts (see --charts-dir, --png-scale)
+    #[arg(long)]
+    png: bool,
+    /// Where --svg/--png write the charts (default: charts/ next to the page)
+    #[arg(long, value_name = "DIR")]
+    charts_dir: Option<PathBuf>,
+    /// Pixels per SVG unit of the --png files (2 = sharp on HiDPI screens and in tickets)
+    #[arg(long, default_value_t = cclab_report::chartfile::DEFAULT_SCALE, value_name = "X")]
+    png_scale: f32,
 }
 
 #[derive(Args)]
@@ -375,6 +424,10 @@ struct CompareArgs {
     /// Second results: a results directory or a results.json file
     #[arg(value_name = "B")]
     b: PathBuf,
+    /// Every metric of every pair of runs (throughput, queue delay, drops by cause, FCT...),
+    /// after the setup differences and the summary
+    #[arg(long)]
+    all: bool,
     /// Print the comparison as JSON
     #[arg(long)]
     json: bool,
@@ -396,6 +449,10 @@ struct RunArgs {
     /// Print the results document(s) as JSON on stdout instead of the table
     #[arg(long)]
     json: bool,
+    /// Print the table as GitHub-flavoured Markdown (for tickets): one table per scenario
+    /// under its title
+    #[arg(long)]
+    markdown: bool,
     /// Write results.json, flows.csv, per-run time-series CSV and report.html into DIR
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -470,6 +527,7 @@ fn main() -> ExitCode {
         Cmd::Serve(a) => cmd_serve(a),
         Cmd::Perf(a) => cmd_perf(a),
         Cmd::Get(a) => cmd_get(a),
+        Cmd::Fit(a) => cmd_fit(a),
         Cmd::Calibrate(a) => cmd_calibrate(a),
         Cmd::Advise(a) => cmd_advise(a),
         Cmd::Lab {
@@ -489,6 +547,11 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
     let backend = backends::by_name(&a.backend).map_err(Error::new)?;
     if a.repeat == 0 {
         return Err(Error::new("--repeat must be at least 1"));
+    }
+    if a.json && a.markdown {
+        return Err(Error::new(
+            "--json and --markdown both choose what stdout carries: give one of them",
+        ));
     }
     let opts = RunOptions {
         backend: backend.name().to_string(),
@@ -539,7 +602,18 @@ fn cmd_run(a: RunArgs) -> Result<(), Error> {
             if let Some(desc) = &p.description {
                 title.push_str(&format!("\n  {}", desc.trim()));
             }
-            let _ = writeln!(out, "{}", table::render(d, &title));
+            if let Some(path) = describe::path_line(d) {
+                title.push_str(&format!("\n  {path}"));
+            }
+            if let Some(o) = describe::overrides_line(d) {
+                title.push_str(&format!("\n  {o}"));
+            }
+            let text = if a.markdown {
+                table::render_markdown(d, &title)
+            } else {
+                table::render(d, &title)
+            };
+            let _ = writeln!(out, "{text}");
         }
         if let Some(dir) = &a.out {
             let _ = writeln!(out, "results written to {}", dir.display());
@@ -674,7 +748,7 @@ fn write_docs(
         write_file(&base.join("results.json"), &export::json(d))?;
         write_file(
             &base.join("meta.json"),
-            &load::meta_json(name, path, *description),
+            &load::meta_json(name, path, *description, d),
         )?;
         write_file(&base.join("flows.csv"), &export::flows_csv(d))?;
         let sdir = base.join("series");
@@ -799,11 +873,21 @@ fn cmd_perf(a: PerfArgs) -> Result<(), Error> {
         key,
         progress: !a.json && !a.quiet,
         name: a.name.clone(),
+        probe: !a.no_probe,
     };
     if let Some(dir) = &a.out {
         prepare_dir(dir)?;
     }
-    let doc = cclab_remote::perf(&opts).map_err(remote_err)?;
+    let mut doc = cclab_remote::perf(&opts).map_err(remote_err)?;
+    // A failed prediction leaves the measurement to be written and printed (with a note).
+    if a.predict {
+        let extra = cc_list(a.predict_cc.as_deref());
+        let o = cclab::predict::PredictOptions::default();
+        if let Err(e) = cclab::predict::predict_doc(&mut doc, "the measurement", &extra, &o) {
+            eprintln!("cclab: note: no prediction: {e}");
+        }
+    }
+    let fit = cclab_remote::fit::PathFit::from_doc(&doc, "the measurement").ok();
     let title = format!(
         "{}  (host backend: {} {}, {} run{})",
         doc.scenario,
@@ -816,7 +900,60 @@ fn cmd_perf(a: PerfArgs) -> Result<(), Error> {
         doc.runs.len(),
         if doc.runs.len() == 1 { "" } else { "s" }
     );
-    print_host_doc(&doc, &title, a.json, a.out.as_deref())
+    print_host_doc(&doc, &title, a.json, a.out.as_deref())?;
+    if let (Some(f), false) = (fit, a.json) {
+        print!("{}", f.render_text());
+        if a.predict {
+            print!("{}", f.render_predictions());
+        }
+    }
+    Ok(())
+}
+
+fn cc_list(s: Option<&str>) -> Vec<String> {
+    s.unwrap_or("")
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+fn cmd_fit(a: FitArgs) -> Result<(), Error> {
+    let mut doc = cclab::predict::load(&a.results)?;
+    let name = a.results.display().to_string();
+    let mut fit = cclab_remote::fit::PathFit::from_doc(&doc, &name).map_err(Error::new)?;
+    if a.predict {
+        let extra = cc_list(a.predict_cc.as_deref());
+        let o = cclab::predict::PredictOptions::default();
+        fit = cclab::predict::predict_doc(&mut doc, &name, &extra, &o)?;
+    }
+    if let Some(out) = &a.out {
+        let ccs = cclab::predict::controllers(&fit, &cc_list(a.predict_cc.as_deref()));
+        let stem = out
+            .file_stem()
+            .map_or("fitted".into(), |s| s.to_string_lossy().to_string());
+        std::fs::write(out, fit.scenario_toml(&stem, &name, &ccs))
+            .map_err(|e| Error::new(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&fit.to_value()).expect("json")
+        );
+    } else {
+        print!("{}", fit.render_text());
+        if a.predict {
+            print!("{}", fit.render_predictions());
+        }
+        if let Some(out) = &a.out {
+            println!(
+                "scenario written to {} (cclab run {} runs it)",
+                out.display(),
+                out.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn cmd_get(a: GetArgs) -> Result<(), Error> {
@@ -861,12 +998,56 @@ fn cmd_report(a: ReportArgs) -> Result<(), Error> {
         labels: a.label.clone(),
         ..Default::default()
     };
-    let bytes = reports::write_report(&a.dirs, &out, &opts)?;
+    if a.charts_dir.is_some() && !a.svg && !a.png {
+        return Err(Error::new(
+            "--charts-dir is where --svg/--png write the charts: add --svg and/or --png",
+        ));
+    }
+    if a.png {
+        cclab_report::chartfile::check_scale(a.png_scale).map_err(Error::new)?;
+    }
+    let page = reports::write_report_page(&a.dirs, &out, &opts)?;
     println!(
         "report written to {} ({:.1} kB)",
         out.display(),
-        bytes as f64 / 1e3
+        page.len() as f64 / 1e3
     );
+    if a.svg || a.png {
+        let dir = a.charts_dir.clone().unwrap_or_else(|| {
+            out.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .join("charts")
+        });
+        let scale = a.png.then_some(a.png_scale);
+        let w = reports::write_charts(&page, &dir, a.svg, scale)?;
+        let n = w.charts;
+        if n == 0 {
+            println!(
+                "the report has no charts: nothing written to {}",
+                dir.display()
+            );
+            return Ok(());
+        }
+        let mut kinds = Vec::new();
+        if a.svg {
+            kinds.push("SVG".to_string());
+        }
+        if a.png {
+            kinds.push(format!(
+                "PNG ({}x, font {})",
+                a.png_scale,
+                w.family.as_deref().unwrap_or("-")
+            ));
+        }
+        println!(
+            "{n} chart{} written to {} as {} ({:.1} kB)",
+            if n == 1 { "" } else { "s" },
+            dir.display(),
+            kinds.join(" + "),
+            w.bytes as f64 / 1e3
+        );
+    }
     Ok(())
 }
 
@@ -878,7 +1059,7 @@ fn cmd_compare(a: CompareArgs) -> Result<(), Error> {
             serde_json::to_string_pretty(&compare::to_json(&c)).expect("json")
         );
     } else {
-        print!("{}", compare::render_text(&c));
+        print!("{}", compare::render_text(&c, a.all));
     }
     if c.pairs.is_empty() {
         return Err(Error::new(format!(

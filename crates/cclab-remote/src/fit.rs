@@ -1,0 +1,959 @@
+//! Fitting cclab's path model (rate, base RTT, random loss, buffer) to a measurement, each
+//! estimate with a 95% interval, and writing it as a scenario `cclab run` loads.
+//!
+//! Pure functions over TCP_INFO samples: the probe phase ([`crate::probe`]) collects them,
+//! `cclab perf` stores the [`PathFit`] in the results document's `fit` member, `cclab fit`
+//! reads it back. The model is cclab's: random loss before the bottleneck queue (lost packets
+//! use no bottleneck time), a drop-tail buffer, `link.rtt` the path's round trip without the
+//! bottleneck's own packet time.
+
+use crate::protocol::Sample;
+use cclab_results::{ResultsDoc, RunResult};
+use serde::{Deserialize, Serialize};
+
+/// Layout version of the `fit` member.
+pub const FIT_VERSION: u32 = 1;
+/// Payload bytes per segment and wire bytes per packet (Ethernet MTU, no options).
+pub const MSS: f64 = 1448.0;
+pub const PACKET: f64 = 1500.0;
+/// The normal quantile of a two-sided 95% interval.
+const Z: f64 = 1.959964;
+
+/// One estimate: the value cclab's scenario takes, a 95% interval, and how it was read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub value: f64,
+    pub low: f64,
+    /// `None`: a lower bound only (the truth is `low` or more).
+    pub high: Option<f64>,
+    /// How it was read, one line.
+    pub how: String,
+}
+
+impl Estimate {
+    /// Whether `x` lies inside the interval.
+    pub fn contains(&self, x: f64) -> bool {
+        x >= self.low && self.high.is_none_or(|h| x <= h)
+    }
+    pub fn is_lower_bound(&self) -> bool {
+        self.high.is_none()
+    }
+}
+
+/// One probe phase as it ran (a summary; the samples stay out of the document).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSummary {
+    /// `rtt`, `rate`, `loss` or `buffer`.
+    pub phase: String,
+    pub cc: String,
+    /// The pacing cap, bit/s of packets (0: none).
+    pub pace_bps: f64,
+    pub duration_s: f64,
+    /// Payload read by the receiver per second of the run.
+    pub goodput_bps: f64,
+    pub min_rtt_ms: f64,
+    pub srtt_p50_ms: f64,
+    pub srtt_max_ms: f64,
+    pub retransmits: u64,
+    pub segments_sent: u64,
+}
+
+/// A measured controller: payload goodput per run (all streams), mean over its runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    pub cc: String,
+    pub goodput_bps: f64,
+    pub runs: usize,
+}
+
+/// The simulator's goodput for a controller on the fitted path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub cc: String,
+    /// Mean over the seeds, payload bit/s per run (all streams).
+    pub goodput_bps: f64,
+    /// Lowest and highest seed.
+    pub min_bps: f64,
+    pub max_bps: f64,
+    pub seeds: u32,
+    /// What the host measured with this controller (none: it did not run there).
+    pub measured_bps: Option<f64>,
+    /// predicted / measured.
+    pub ratio: Option<f64>,
+}
+
+/// The fitted path: what `cclab perf` stores as the results' `fit`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathFit {
+    pub version: u32,
+    /// `HOST:PORT` measured and the direction (`download`: the server sent).
+    pub peer: String,
+    pub direction: String,
+    /// Bottleneck rate, bit/s on the wire (1500-byte packets).
+    pub rate_bps: Estimate,
+    /// Base round trip, seconds (`link.rtt`).
+    pub rtt_s: Estimate,
+    /// Random loss probability of a data packet.
+    pub loss: Estimate,
+    /// Segments the loss phase retransmitted and sent.
+    pub lost: u64,
+    pub sent: u64,
+    /// Bottleneck buffer, bytes (a lower bound when no run overflowed it).
+    pub buffer_bytes: Estimate,
+    pub phases: Vec<PhaseSummary>,
+    pub measured: Vec<Measured>,
+    /// Length of the measured runs, s, and their streams.
+    pub duration_s: f64,
+    pub streams: u16,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub predictions: Vec<Prediction>,
+}
+
+/// One probe phase's raw data: the sending socket's samples of its (single) stream.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeRun {
+    pub phase: String,
+    pub cc: String,
+    pub pace_bps: f64,
+    pub duration_s: f64,
+    /// Payload the receiver read, and from the start to its last byte, ns.
+    pub delivered: u64,
+    pub active_ns: u64,
+    pub samples: Vec<Sample>,
+}
+
+impl ProbeRun {
+    pub fn summary(&self) -> PhaseSummary {
+        let srtt: Vec<f64> = srtt_s(&self.samples);
+        let last = self.samples.last().copied().unwrap_or_default();
+        PhaseSummary {
+            phase: self.phase.clone(),
+            cc: self.cc.clone(),
+            pace_bps: self.pace_bps,
+            duration_s: self.duration_s,
+            goodput_bps: self.delivered as f64 * 8.0 / (self.active_ns.max(1) as f64 / 1e9),
+            min_rtt_ms: min_rtt_s(&self.samples).unwrap_or(0.0) * 1e3,
+            srtt_p50_ms: quantile(&srtt, 0.5) * 1e3,
+            srtt_max_ms: srtt.iter().copied().fold(0.0, f64::max) * 1e3,
+            retransmits: last.retrans as u64,
+            segments_sent: last.segs_out as u64,
+        }
+    }
+}
+
+// ---- statistics -------------------------------------------------------------------------
+
+/// The `q` quantile (0..=1) of `v` by linear interpolation; 0 for no values.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let x = q.clamp(0.0, 1.0) * (s.len() - 1) as f64;
+    let (i, f) = (x.floor() as usize, x.fract());
+    if i + 1 < s.len() {
+        s[i] + f * (s[i + 1] - s[i])
+    } else {
+        s[i]
+    }
+}
+
+/// Student's t quantile for a two-sided 95% interval with `df` degrees of freedom.
+pub fn t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df - 1],
+        _ => Z + 2.4 / df as f64,
+    }
+}
+
+/// A binomial proportion's 95% interval for `k` events in `n` trials: Wilson's score
+/// interval; with no events, Clopper-Pearson's exact `[0, 1 - 0.025^(1/n)]` (about 3.7/n).
+pub fn binomial95(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    if k == 0 {
+        return (0.0, 1.0 - 0.025f64.powf(1.0 / n as f64));
+    }
+    let (k, n) = (k.min(n) as f64, n as f64);
+    let p = k / n;
+    let z2 = Z * Z;
+    let d = 1.0 + z2 / n;
+    let c = (p + z2 / (2.0 * n)) / d;
+    let h = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / d;
+    ((c - h).max(0.0), (c + h).min(1.0))
+}
+
+fn srtt_s(samples: &[Sample]) -> Vec<f64> {
+    samples
+        .iter()
+        .filter(|s| s.srtt_us > 0)
+        .map(|s| s.srtt_us as f64 / 1e6)
+        .collect()
+}
+
+fn min_rtt_s(samples: &[Sample]) -> Option<f64> {
+    samples
+        .iter()
+        .filter(|s| s.min_rtt_us > 0)
+        .map(|s| s.min_rtt_us as f64 / 1e6)
+        .reduce(f64::min)
+}
+
+// ---- estimators -------------------------------------------------------------------------
+
+/// Base RTT from the lowest RTT any ACK showed (`tcpi_min_rtt`, pooled over every run) and
+/// the smoothed RTT of flows that kept no queue (the paced probes).
+///
+/// The lowest RTT includes one packet's time at the bottleneck, which cclab's `link.rtt`
+/// does not (the simulator adds it): the value is `min - 1500 B / rate`. The interval runs
+/// from `min` less two packet times and 20 us (host timer and scheduling slack) to the 10th
+/// percentile of the unqueued flows' smoothed RTT (what most uncongested ACKs saw).
+pub fn base_rtt(min_rtt_s: f64, unqueued_srtt_s: &[f64], rate_bps: f64) -> Estimate {
+    let pkt = if rate_bps > 0.0 {
+        PACKET * 8.0 / rate_bps
+    } else {
+        0.0
+    };
+    let value = (min_rtt_s - pkt).max(min_rtt_s * 0.5);
+    let low = (min_rtt_s - 2.0 * pkt - 20e-6).max(0.0).min(value);
+    let high = quantile(unqueued_srtt_s, 0.1).max(min_rtt_s);
+    Estimate {
+        value,
+        low,
+        high: Some(high),
+        how: format!(
+            "lowest ACK RTT {:.3} ms less one packet's time at the bottleneck ({:.3} ms); upper end: 10th percentile of {} smoothed RTTs of the unqueued probes",
+            min_rtt_s * 1e3,
+            pkt * 1e3,
+            unqueued_srtt_s.len()
+        ),
+    }
+}
+
+/// The bottleneck's wire rate from a flow that kept it busy (a BBR run): payload acked per
+/// second over the steady part (after `skip_s`), times 1500/1448; the 95% interval is
+/// Student's over windows of `window_s` (at least 3 windows). `pooled`: more windows' wire
+/// rates of the same controller (the measured runs', [`series_windows`]).
+pub fn bottleneck_rate(
+    samples: &[Sample],
+    skip_s: f64,
+    window_s: f64,
+    pooled: &[f64],
+) -> Option<Estimate> {
+    let end = samples.last()?.t_us as f64 / 1e6;
+    let skip = skip_s.min(end / 2.0);
+    let span = end - skip;
+    if span <= 0.0 {
+        return None;
+    }
+    let nwin = ((span / window_s.max(0.01)).floor() as usize).max(3);
+    let w = span / nwin as f64;
+    // Acked bytes at time t: the last sample at or before t.
+    let at = |t: f64| -> f64 {
+        let us = (t * 1e6).round() as u64;
+        let i = samples.partition_point(|s| s.t_us as u64 <= us);
+        if i == 0 {
+            0.0
+        } else {
+            samples[i - 1].bytes_acked as f64
+        }
+    };
+    let wire = PACKET / MSS * 8.0;
+    let rates: Vec<f64> = (0..nwin)
+        .map(|k| {
+            let (a, b) = (skip + k as f64 * w, skip + (k + 1) as f64 * w);
+            (at(b) - at(a)) / w * wire
+        })
+        .chain(pooled.iter().copied())
+        .collect();
+    let n = rates.len() as f64;
+    let mean = rates.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return None;
+    }
+    let sd = (rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let h = t95(rates.len() - 1) * sd / n.sqrt();
+    Some(Estimate {
+        value: mean,
+        low: (mean - h).max(0.0),
+        high: Some(mean + h),
+        how: format!(
+            "payload acked over {:.1}-{:.1} s of the probe{} x 1500/1448; interval from {} windows of {:.0} ms",
+            skip,
+            end,
+            if pooled.is_empty() {
+                String::new()
+            } else {
+                format!(" and {} windows of the measured runs", pooled.len())
+            },
+            rates.len(),
+            w * 1e3
+        ),
+    })
+}
+
+/// Wire rates of one measured run's steady part in windows of about `window_s`: its
+/// per-100-ms goodput bins (all flows) after `skip_s`, the last (partial) bin left out.
+pub fn series_windows(run: &RunResult, skip_s: f64, window_s: f64) -> Vec<f64> {
+    let Some(ts) = run.series.as_ref() else {
+        return Vec::new();
+    };
+    let bins = ts.t_s.len().saturating_sub(1);
+    let dt = ts.interval_s.max(1e-3);
+    let per = ((window_s / dt).round() as usize).max(1);
+    let first = ((skip_s / dt).ceil() as usize).min(bins);
+    let total: Vec<f64> = (first..bins)
+        .map(|i| {
+            ts.flows
+                .iter()
+                .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
+                .sum()
+        })
+        .collect();
+    total
+        .chunks_exact(per)
+        .map(|c| c.iter().sum::<f64>() / per as f64 * PACKET / MSS)
+        .collect()
+}
+
+/// Random loss from a flow paced well below the bottleneck (no queue, so no congestion
+/// loss): retransmitted / sent data segments, a binomial 95% interval.
+pub fn random_loss(retransmits: u64, segments: u64) -> Estimate {
+    let (low, high) = binomial95(retransmits, segments);
+    let value = if segments == 0 {
+        0.0
+    } else {
+        retransmits.min(segments) as f64 / segments as f64
+    };
+    Estimate {
+        value,
+        low,
+        high: Some(high),
+        how: if retransmits == 0 {
+            format!("no retransmission in {segments} segments of the paced probe (95% upper bound, Clopper-Pearson)")
+        } else {
+            format!(
+                "{retransmits} retransmitted of {segments} segments of the paced probe (Wilson)"
+            )
+        },
+    }
+}
+
+/// The buffer from a CUBIC run's queueing: the smoothed RTT above the base, times the rate.
+///
+/// `filled`: the run lost more than random loss explains, so its queue reached the buffer;
+/// the value is the queue at the 99th percentile of its smoothed RTT, the interval from the
+/// 90th percentile's (the smoothed RTT lags the peaks) at the low ends of base RTT and rate
+/// to the largest at the high ends, plus three packets. Otherwise no run showed the buffer's
+/// end: a lower bound, the largest median queue a probe kept (`other_p50_s`: the other
+/// probes' medians of the smoothed RTT; a median, not a peak, because ACK and host delays add
+/// to the peaks), at the low end of the rate and the high end of the base RTT, so it holds.
+pub fn buffer(
+    cubic: &[Sample],
+    rtt: &Estimate,
+    rate: &Estimate,
+    filled: bool,
+    other_p50_s: &[f64],
+) -> Estimate {
+    let srtt = srtt_s(cubic);
+    let base_hi = rtt.high.unwrap_or(rtt.value);
+    let rate_hi = rate.high.unwrap_or(rate.value);
+    let bytes = |d: f64, r: f64| d.max(0.0) * r / 8.0;
+    if filled && !srtt.is_empty() {
+        let v = bytes(quantile(&srtt, 0.99) - rtt.value, rate.value);
+        let low = bytes(quantile(&srtt, 0.9) - base_hi, rate.low).min(v);
+        let max = srtt.iter().copied().fold(0.0, f64::max);
+        let high = bytes(max - rtt.low, rate_hi) + 3.0 * PACKET;
+        Estimate {
+            value: v,
+            low,
+            high: Some(high.max(v)),
+            how: format!(
+                "the CUBIC probe overflowed it: 99th percentile of its smoothed RTT less the base ({:.2} ms) x rate",
+                (quantile(&srtt, 0.99) - rtt.value) * 1e3
+            ),
+        }
+    } else {
+        let q = other_p50_s
+            .iter()
+            .copied()
+            .chain(std::iter::once(quantile(&srtt, 0.5)))
+            .map(|r| r - base_hi)
+            .fold(0.0, f64::max);
+        let b = bytes(q, rate.low);
+        Estimate {
+            value: b,
+            low: b,
+            high: None,
+            how: format!(
+                "lower bound: no run overflowed it (the CUBIC probe lost no more than random loss explains); largest median queueing delay of a probe {:.2} ms x rate",
+                q * 1e3
+            ),
+        }
+    }
+}
+
+/// Whether a run with `k` retransmits of `n` segments lost more than random loss (its 95%
+/// upper end `p_high`) explains: more than the mean plus three standard deviations.
+pub fn congestion_loss(k: u64, n: u64, p_high: f64) -> bool {
+    let m = n as f64 * p_high;
+    k as f64 > m + 3.0 * m.sqrt() + 3.0
+}
+
+/// The rate phase's start-up to leave out and its window, s, for a path of `rtt_s`: BBR's
+/// start-up and the losses of its overshoot settle within about 2 s or 20 round trips; a
+/// window spans 8 round trips (one BBR gain cycle), at least 200 ms.
+pub fn rate_windows(rtt_s: f64) -> (f64, f64) {
+    ((20.0 * rtt_s).max(2.0), (8.0 * rtt_s).max(0.2))
+}
+
+/// What the fit needs besides the probe runs.
+#[derive(Clone, Debug, Default)]
+pub struct FitMeta {
+    pub peer: String,
+    pub direction: String,
+    pub duration_s: f64,
+    pub streams: u16,
+    pub notes: Vec<String>,
+}
+
+/// Fit the path to the probe runs (phases `rtt`, `rate`, `loss`, `buffer`) and the measured
+/// runs (their lowest RTT sharpens the base RTT; the runs of the rate probe's controller add
+/// windows to the rate; their goodput is what predictions are held against).
+pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<PathFit, String> {
+    let phase = |p: &str| probe.iter().find(|r| r.phase == p);
+    let rate_run = phase("rate").ok_or("the probe has no rate phase")?;
+    let loss_run = phase("loss").ok_or("the probe has no loss phase")?;
+    let min_rtt = probe
+        .iter()
+        .filter_map(|r| min_rtt_s(&r.samples))
+        .chain(
+            runs.iter()
+                .flat_map(|r| r.flows.iter())
+                .map(|f| f.rtt_ms.min / 1e3)
+                .filter(|&m| m > 0.0),
+        )
+        .reduce(f64::min)
+        .ok_or("no RTT sample in the probe")?;
+    let rough_rtt = min_rtt.max(1e-4);
+    let (skip, window) = rate_windows(rough_rtt);
+    let pooled: Vec<f64> = runs
+        .iter()
+        .filter(|r| {
+            r.flows.iter().all(|f| f.cc == rate_run.cc) && r.flows.iter().all(|f| f.fct_s.is_none())
+        })
+        .flat_map(|r| series_windows(r, skip, window))
+        .collect();
+    let rate = bottleneck_rate(&rate_run.samples, skip, window, &pooled)
+        .ok_or("the rate probe delivered nothing")?;
+    let unqueued: Vec<f64> = probe
+        .iter()
+        .filter(|r| r.phase == "rtt" || r.phase == "loss")
+        .flat_map(|r| srtt_s(&r.samples))
+        .collect();
+    let rtt = base_rtt(min_rtt, &unqueued, rate.value);
+    let last = loss_run.samples.last().copied().unwrap_or_default();
+    let (lost, sent) = (last.retrans as u64, last.segs_out as u64);
+    let loss = random_loss(lost, sent);
+    let (buffer_est, notes) = {
+        let mut notes = meta.notes.clone();
+        // The single-stream probes only: the measured runs' streams (and their hosts'
+        // queues) add delay beyond the bottleneck's buffer.
+        let other_q: Vec<f64> = probe
+            .iter()
+            .filter(|r| r.phase != "buffer")
+            .map(|r| quantile(&srtt_s(&r.samples), 0.5))
+            .collect();
+        let b = match phase("buffer") {
+            Some(c) => {
+                let l = c.samples.last().copied().unwrap_or_default();
+                let filled = congestion_loss(
+                    l.retrans as u64,
+                    l.segs_out as u64,
+                    loss.high.unwrap_or(1.0),
+                );
+                buffer(&c.samples, &rtt, &rate, filled, &other_q)
+            }
+            None => {
+                notes.push("no CUBIC probe: the buffer is a lower bound".into());
+                buffer(&[], &rtt, &rate, false, &other_q)
+            }
+        };
+        (b, notes)
+    };
+    let mut measured: Vec<Measured> = Vec::new();
+    for r in runs {
+        let cc = r
+            .params
+            .get("flows.cc")
+            .and_then(|v| v.as_str())
+            .map(String::from)
+            .or_else(|| r.flows.first().map(|f| f.cc.clone()))
+            .unwrap_or_default();
+        let g: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+        match measured.iter_mut().find(|m| m.cc == cc) {
+            Some(m) => {
+                m.goodput_bps = (m.goodput_bps * m.runs as f64 + g) / (m.runs + 1) as f64;
+                m.runs += 1;
+            }
+            None => measured.push(Measured {
+                cc,
+                goodput_bps: g,
+                runs: 1,
+            }),
+        }
+    }
+    Ok(PathFit {
+        version: FIT_VERSION,
+        peer: meta.peer,
+        direction: meta.direction,
+        rate_bps: rate,
+        rtt_s: rtt,
+        loss,
+        lost,
+        sent,
+        buffer_bytes: buffer_est,
+        phases: probe.iter().map(ProbeRun::summary).collect(),
+        measured,
+        duration_s: meta.duration_s,
+        streams: meta.streams,
+        notes,
+        predictions: Vec::new(),
+    })
+}
+
+impl PathFit {
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a fit serializes")
+    }
+
+    /// The fit of a results document, or a one-line reason there is none.
+    pub fn from_doc(doc: &ResultsDoc, name: &str) -> Result<PathFit, String> {
+        if doc.backend != crate::results::BACKEND {
+            return Err(format!(
+                "{name} holds {} results (backend \"{}\"): cclab fit reads measurements of real hosts, written by `cclab perf --out DIR`",
+                if doc.backend == "sim" { "simulator" } else { "lab" },
+                doc.backend
+            ));
+        }
+        let v = doc.fit.as_ref().ok_or_else(|| {
+            format!("{name} has no probe phase (measured with --no-probe, or by cclab get): run `cclab perf` without --no-probe")
+        })?;
+        let f: PathFit = serde_json::from_value(v.clone())
+            .map_err(|e| format!("{name}: the fit section is not one this cclab reads ({e})"))?;
+        if f.version != FIT_VERSION {
+            return Err(format!(
+                "{name}: fit layout {} (this cclab reads {FIT_VERSION}); use the cclab that measured it",
+                f.version
+            ));
+        }
+        Ok(f)
+    }
+
+    /// Buffer for the scenario: the estimate, or with only a lower bound the larger of it and
+    /// one BDP (cclab's default), bytes.
+    pub fn scenario_buffer(&self) -> u64 {
+        let b = &self.buffer_bytes;
+        let bdp = self.rate_bps.value / 8.0 * self.rtt_s.value;
+        let v = if b.is_lower_bound() {
+            b.value.max(bdp)
+        } else {
+            b.value
+        };
+        (v.round() as u64).max(2 * PACKET as u64)
+    }
+
+    /// A scenario of the fitted path, one flow group of `streams` flows of each of `ccs`
+    /// (a matrix over `flows.cc`), as long as the measured runs.
+    pub fn scenario_toml(&self, name: &str, source: &str, ccs: &[String]) -> String {
+        let iv = |e: &Estimate, f: &dyn Fn(f64) -> String| match e.high {
+            Some(h) => format!("{} (95%: {} to {})", f(e.value), f(e.low), f(h)),
+            None => format!("at least {} (lower bound)", f(e.low)),
+        };
+        let mbit = |x: f64| format!("{:.2} Mbit/s", x / 1e6);
+        let ms = |x: f64| format!("{:.3} ms", x * 1e3);
+        let pct = |x: f64| format!("{:.4}%", x * 100.0);
+        let kb = |x: f64| format!("{:.1} kB", x / 1e3);
+        let buf = self.scenario_buffer();
+        let mut s = String::new();
+        s.push_str(&format!(
+            "# Fitted by `cclab fit` from {source}\n# ({} {}, probe phase of cclab perf; 95% intervals)\n",
+            self.direction, self.peer
+        ));
+        s.push_str(&format!("#   rate   {}\n", iv(&self.rate_bps, &mbit)));
+        s.push_str(&format!("#   rtt    {}\n", iv(&self.rtt_s, &ms)));
+        s.push_str(&format!(
+            "#   loss   {} ({} of {} segments)\n",
+            iv(&self.loss, &pct),
+            self.lost,
+            self.sent
+        ));
+        s.push_str(&format!("#   buffer {}\n", iv(&self.buffer_bytes, &kb)));
+        if self.buffer_bytes.is_lower_bound() {
+            s.push_str(&format!(
+                "#   (no run overflowed the buffer: link.buffer is the larger of the bound and 1 BDP, {})\n",
+                kb(buf as f64)
+            ));
+        }
+        s.push_str(&format!("name = {}\n", toml_str(name)));
+        s.push_str(&format!(
+            "description = {}\n",
+            toml_str(&format!(
+                "The path to {} as measured ({})",
+                self.peer, self.direction
+            ))
+        ));
+        s.push_str(&format!(
+            "duration = \"{}ms\"\n\n[link]\n",
+            (self.duration_s * 1e3).round().max(100.0) as u64
+        ));
+        s.push_str(&format!(
+            "rate = \"{}kbit\"\n",
+            (self.rate_bps.value / 1e3).round().max(1.0) as u64
+        ));
+        s.push_str(&format!(
+            "rtt = \"{}us\"\n",
+            (self.rtt_s.value * 1e6).round().max(1.0) as u64
+        ));
+        s.push_str(&format!("loss = \"{:.4}%\"\n", self.loss.value * 100.0));
+        s.push_str(&format!("buffer = \"{buf}b\"\n\n[[flows]]\n"));
+        let list: Vec<String> = ccs.iter().map(|c| toml_str(c)).collect();
+        if list.len() == 1 {
+            s.push_str(&format!("cc = {}\n", list[0]));
+        } else {
+            s.push_str(&format!("cc = [{}]\n", list.join(", ")));
+        }
+        s.push_str(&format!("count = {}\n", self.streams.max(1)));
+        s
+    }
+
+    /// The estimates, one per line, each with its interval and how it was read.
+    pub fn render_text(&self) -> String {
+        let mut s = format!(
+            "fitted path ({} {}; 95% intervals)\n",
+            self.direction, self.peer
+        );
+        let line = |name: &str, e: &Estimate, f: &dyn Fn(f64) -> String| match e.high {
+            Some(h) => format!(
+                "  {name:<7} {:>14}  [{} .. {}]  {}\n",
+                f(e.value),
+                f(e.low),
+                f(h),
+                e.how
+            ),
+            None => format!(
+                "  {name:<7} {:>14}  [{} .. ]  {}\n",
+                f(e.low),
+                f(e.low),
+                e.how
+            ),
+        };
+        s += &line("rate", &self.rate_bps, &|x| {
+            format!("{:.2} Mbit/s", x / 1e6)
+        });
+        s += &line("rtt", &self.rtt_s, &|x| format!("{:.3} ms", x * 1e3));
+        s += &line("loss", &self.loss, &|x| format!("{:.4}%", x * 100.0));
+        s += &line("buffer", &self.buffer_bytes, &|x| {
+            format!("{:.1} kB", x / 1e3)
+        });
+        for n in &self.notes {
+            s += &format!("  note: {n}\n");
+        }
+        s
+    }
+
+    /// Measured vs predicted goodput, a line per controller.
+    pub fn render_predictions(&self) -> String {
+        let mut s = format!(
+            "prediction (simulator on the fitted path, {:.1} s x{}, mean of seeds)\n  {:<8} {:>14} {:>14} {:>7}  seeds (range)\n",
+            self.duration_s,
+            self.streams,
+            "cc",
+            "measured",
+            "predicted",
+            "ratio"
+        );
+        for p in &self.predictions {
+            s += &format!(
+                "  {:<8} {:>14} {:>14} {:>7}  {} ({:.2}-{:.2})\n",
+                p.cc,
+                p.measured_bps
+                    .map_or("not run".into(), |m| format!("{:.2} Mbit/s", m / 1e6)),
+                format!("{:.2} Mbit/s", p.goodput_bps / 1e6),
+                p.ratio.map_or("".into(), |r| format!("{r:.2}")),
+                p.seeds,
+                p.min_bps / 1e6,
+                p.max_bps / 1e6
+            );
+        }
+        s
+    }
+}
+
+/// A TOML basic string.
+fn toml_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if c.is_control() => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SplitMix64: a small deterministic generator for synthetic samples.
+    struct Rng(u64);
+    impl Rng {
+        fn u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn f(&mut self) -> f64 {
+            (self.u64() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        /// Standard normal (Box-Muller).
+        fn normal(&mut self) -> f64 {
+            let (a, b) = (self.f().max(1e-300), self.f());
+            (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+        }
+    }
+
+    /// 10 ms samples of a flow whose payload rate is `rate_bps` x 1448/1500, with noise.
+    fn flow(rng: &mut Rng, rate_bps: f64, secs: f64, noise: f64) -> Vec<Sample> {
+        let mut acked = 0.0;
+        (1..=(secs * 100.0) as u32)
+            .map(|k| {
+                let r = rate_bps * MSS / PACKET * (1.0 + noise * rng.normal()).max(0.0);
+                acked += r / 8.0 * 0.01;
+                Sample {
+                    t_us: k * 10_000,
+                    bytes_acked: acked as u64,
+                    srtt_us: 40_000,
+                    min_rtt_us: 40_000,
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rate_interval_covers_the_truth_at_about_95_percent() {
+        let mut rng = Rng(7);
+        let (truth, trials) = (50e6, 400);
+        let mut hit = 0;
+        for _ in 0..trials {
+            let s = flow(&mut rng, truth, 5.0, 0.3);
+            let e = bottleneck_rate(&s, 1.0, 0.3, &[]).unwrap();
+            assert!(e.low < e.value && e.value < e.high.unwrap());
+            assert!((e.value / truth - 1.0).abs() < 0.05, "{e:?}");
+            hit += e.contains(truth) as u32;
+        }
+        let cov = hit as f64 / trials as f64;
+        assert!((0.90..=0.99).contains(&cov), "coverage {cov}");
+        // A steady flow: a tight interval; a short one still gets three windows.
+        let s = flow(&mut rng, 100e6, 3.0, 0.0);
+        let e = bottleneck_rate(&s, 1.0, 5.0, &[]).unwrap();
+        assert!((e.value / 100e6 - 1.0).abs() < 0.002, "{e:?}");
+        assert!(e.how.contains("3 windows"), "{}", e.how);
+        assert!(bottleneck_rate(&[], 1.0, 1.0, &[]).is_none());
+        // Pooled windows count in the mean and the interval.
+        let e = bottleneck_rate(&s, 1.0, 5.0, &[90e6, 90e6, 90e6]).unwrap();
+        assert!((e.value / 95e6 - 1.0).abs() < 0.002, "{e:?}");
+        assert!(
+            e.how.contains("3 windows of the measured runs"),
+            "{}",
+            e.how
+        );
+    }
+
+    #[test]
+    fn loss_interval_covers_the_truth_and_bounds_zero() {
+        let mut rng = Rng(11);
+        for (p, n) in [(0.005, 20_000u64), (0.001, 20_000), (0.02, 3_000)] {
+            let trials = 300;
+            let mut hit = 0;
+            for _ in 0..trials {
+                let k = (0..n).filter(|_| rng.f() < p).count() as u64;
+                let e = random_loss(k, n);
+                hit += e.contains(p) as u32;
+            }
+            let cov = hit as f64 / trials as f64;
+            assert!((0.91..=0.99).contains(&cov), "p {p}: coverage {cov}");
+        }
+        // No loss: value 0, an upper bound of about 3.7/n, and the truth 0 inside.
+        let e = random_loss(0, 30_000);
+        assert_eq!((e.value, e.low), (0.0, 0.0));
+        let h = e.high.unwrap();
+        assert!((h * 30_000.0 - 3.689).abs() < 0.01, "{h}");
+        assert!(e.contains(0.0) && !e.contains(2e-4));
+        assert!(e.how.contains("upper bound"));
+        assert_eq!(binomial95(0, 0), (0.0, 1.0));
+        let (l, h) = binomial95(50, 10_000);
+        assert!(l < 0.005 && 0.005 < h && l > 0.003 && h < 0.007, "{l} {h}");
+    }
+
+    fn queued(base: f64, q: &[f64]) -> Vec<Sample> {
+        q.iter()
+            .enumerate()
+            .map(|(i, d)| Sample {
+                t_us: (i as u32 + 1) * 10_000,
+                srtt_us: ((base + d) * 1e6) as u32,
+                min_rtt_us: (base * 1e6) as u32,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    fn est(value: f64, low: f64, high: f64) -> Estimate {
+        Estimate {
+            value,
+            low,
+            high: Some(high),
+            how: String::new(),
+        }
+    }
+
+    #[test]
+    fn buffer_is_an_estimate_when_filled_and_a_lower_bound_otherwise() {
+        // 100 Mbit/s, 20 ms base; the queue saws between 5 and 20 ms: a 250 kB buffer.
+        let q: Vec<f64> = (0..500)
+            .map(|i| 0.005 + 0.015 * (i % 100) as f64 / 99.0)
+            .collect();
+        let s = queued(0.020, &q);
+        let (rtt, rate) = (est(0.020, 0.0199, 0.0202), est(100e6, 98e6, 102e6));
+        let e = buffer(&s, &rtt, &rate, true, &[]);
+        assert!((e.value - 250e3).abs() < 3e3, "{e:?}");
+        assert!(
+            e.contains(250e3) && !e.is_lower_bound() && e.low < 240e3,
+            "{e:?}"
+        );
+        // The same run without overflow: only a lower bound below the truth, and the other
+        // runs' queueing raises it.
+        let e = buffer(&s, &rtt, &rate, false, &[]);
+        assert!(e.is_lower_bound() && e.how.starts_with("lower bound"));
+        assert!(e.low < 250e3 && e.low > 140e3 && e.contains(1e9), "{e:?}");
+        let e = buffer(&s, &rtt, &rate, false, &[0.0502]);
+        assert!((e.low - 98e6 / 8.0 * 0.030).abs() < 1.0, "{e:?}");
+        // Losses beyond what random loss explains mark an overflow.
+        assert!(!congestion_loss(60, 10_000, 0.006));
+        assert!(congestion_loss(200, 10_000, 0.006));
+        assert!(congestion_loss(10, 10_000, 0.0));
+    }
+
+    #[test]
+    fn base_rtt_takes_off_one_packet_time_and_brackets_the_truth() {
+        // 50 Mbit/s: a packet takes 0.24 ms; ACKs saw 20.25 ms at the lowest.
+        let e = base_rtt(0.02025, &[0.0203, 0.0205, 0.021, 0.022], 50e6);
+        assert!((e.value - 0.02001).abs() < 1e-6, "{e:?}");
+        assert!(e.contains(0.020) && e.low < e.value && e.high.unwrap() >= 0.02025);
+        assert!(!e.contains(0.019) && !e.contains(0.0215));
+    }
+
+    fn probe_run(phase: &str, s: Vec<Sample>) -> ProbeRun {
+        ProbeRun {
+            phase: phase.into(),
+            cc: "bbr".into(),
+            duration_s: 5.0,
+            delivered: s.last().map_or(0, |x| x.bytes_acked),
+            active_ns: 5_000_000_000,
+            samples: s,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_fit_round_trips_and_writes_a_scenario() {
+        let mut rng = Rng(3);
+        let rate = probe_run("rate", flow(&mut rng, 80e6, 6.0, 0.05));
+        let mut loss = probe_run("loss", flow(&mut rng, 40e6, 5.0, 0.0));
+        let last = loss.samples.last_mut().unwrap();
+        (last.retrans, last.segs_out) = (20, 10_000);
+        let cubic = probe_run("buffer", queued(0.040, &[0.001, 0.002, 0.004]));
+        let f = fit(
+            &[rate, loss, cubic],
+            &[],
+            FitMeta {
+                peer: "198.18.0.2:5301".into(),
+                direction: "download".into(),
+                duration_s: 8.0,
+                streams: 1,
+                notes: vec![],
+            },
+        )
+        .unwrap();
+        assert!(
+            (f.rate_bps.value / 80e6 - 1.0).abs() < 0.02,
+            "{:?}",
+            f.rate_bps
+        );
+        assert!((f.rtt_s.value - (0.040 - 1500.0 * 8.0 / f.rate_bps.value)).abs() < 1e-9);
+        assert_eq!((f.lost, f.sent), (20, 10_000));
+        assert!(f.loss.contains(0.002));
+        assert!(f.buffer_bytes.is_lower_bound());
+        let doc = ResultsDoc {
+            backend: "host".into(),
+            fit: Some(f.to_value()),
+            ..Default::default()
+        };
+        assert_eq!(PathFit::from_doc(&doc, "r.json").unwrap(), f);
+        let t = f.scenario_toml("p", "r.json", &["cubic".into(), "bbr3".into()]);
+        assert!(t.contains("cc = [\"cubic\", \"bbr3\"]"), "{t}");
+        assert!(t.contains("loss = \"0.2000%\""), "{t}");
+        assert!(t.contains("(lower bound)"), "{t}");
+        // The buffer of a lower bound is at least 1 BDP.
+        assert!(f.scenario_buffer() as f64 >= 80e6 / 8.0 * 0.0398 * 0.99);
+        assert!(t.lines().filter(|l| !l.starts_with('#')).count() > 8);
+        // No fit, another backend, another layout: one line saying what to do.
+        let e = PathFit::from_doc(
+            &ResultsDoc {
+                backend: "host".into(),
+                ..Default::default()
+            },
+            "x",
+        )
+        .unwrap_err();
+        assert!(e.contains("--no-probe") && !e.contains('\n'), "{e}");
+        let e = PathFit::from_doc(
+            &ResultsDoc {
+                backend: "sim".into(),
+                ..Default::default()
+            },
+            "x",
+        )
+        .unwrap_err();
+        assert!(e.contains("simulator results"), "{e}");
+        let mut v = f.to_value();
+        v["version"] = 99.into();
+        let e = PathFit::from_doc(
+            &ResultsDoc {
+                backend: "host".into(),
+                fit: Some(v),
+                ..Default::default()
+            },
+            "x",
+        )
+        .unwrap_err();
+        assert!(e.contains("layout 99"), "{e}");
+    }
+}
