@@ -312,14 +312,7 @@ pub fn series_windows(run: &RunResult, skip_s: f64, window_s: f64) -> Vec<f64> {
     let dt = ts.interval_s.max(1e-3);
     let per = ((window_s / dt).round() as usize).max(1);
     let first = ((skip_s / dt).ceil() as usize).min(bins);
-    let total: Vec<f64> = (first..bins)
-        .map(|i| {
-            ts.flows
-                .iter()
-                .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
-                .sum()
-        })
-        .collect();
+    let total: Vec<f64> = (first..bins).map(|i| ts.total_goodput_bps(i)).collect();
     total
         .chunks_exact(per)
         .map(|c| c.iter().sum::<f64>() / per as f64 * PACKET / MSS)

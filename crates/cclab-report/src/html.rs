@@ -1780,14 +1780,7 @@ pub(crate) fn run_charts<'a>(
             cap.width = 1.6;
             cap.dash = r.dash;
             c.lines.push(cap);
-            let total: Vec<f64> = (0..ts.t_s.len())
-                .map(|i| {
-                    ts.flows
-                        .iter()
-                        .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
-                        .sum()
-                })
-                .collect();
+            let total: Vec<f64> = (0..ts.t_s.len()).map(|i| ts.total_goodput_bps(i)).collect();
             let mut gl = TsLine::new(
                 &format!("goodput (all flows){}", suffix(r)),
                 "#0969da",

@@ -69,6 +69,14 @@ impl DelayBins {
 }
 
 impl TimeSeries {
+    /// Goodput of all flows together in bin `i`, bit/s (0 past a flow's last bin).
+    pub fn total_goodput_bps(&self, i: usize) -> f64 {
+        self.flows
+            .iter()
+            .map(|f| f.goodput_bps.get(i).copied().unwrap_or(0.0))
+            .sum()
+    }
+
     /// Long-format CSV: one row per (bin, flow), the link's columns repeated on each row:
     /// the bottleneck's backlog, then (when present) the link's capacity and each queue's
     /// mean delay (`queue_delay_ms.<element>`).

@@ -278,35 +278,7 @@ fn ctrl_c_stops_perf_and_the_server_serves_on() {
 // ---- two processes across the lab -------------------------------------------------------
 
 fn lab_for_test() -> cclab_kernel::lab::Lab {
-    use cclab_kernel::{element, lab, KernelOptions};
-    let link = cclab_scenario::LinkSpec {
-        rate_bps: 50_000_000,
-        rtt_ns: 20_000_000,
-        ..Default::default()
-    };
-    lab::Lab::create(
-        lab::LabConfig {
-            element: element::ElementConfig {
-                link: link.desc(),
-                seed: 1,
-                group_extra_ns: vec![0],
-                flow_group: vec![],
-                timing: KernelOptions::default().timing,
-                realtime: false,
-                mode: cclab_kernel::auto_mode(50e6),
-                pin: true,
-                mss: 1448,
-                bin_ns: 100_000_000,
-            },
-            mtu: 1500,
-            group_init_cwnd: vec![10],
-            group_ecn: vec![false],
-            host: Default::default(),
-            keep_namespaces: false,
-        },
-        None,
-    )
-    .unwrap()
+    cclab_remote::testlab::make_lab(&cclab_remote::testlab::default_link()).unwrap()
 }
 
 /// `cclab ARGS` inside network namespace `ns`, on the endpoints' CPUs.
