@@ -693,19 +693,9 @@ impl PathFit {
     }
 }
 
-/// A TOML basic string.
+/// `s` as a TOML string (quoted and escaped by the toml crate).
 fn toml_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if c.is_control() => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
+    toml::Value::String(s.to_string()).to_string()
 }
 
 #[cfg(test)]

@@ -1026,9 +1026,10 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     out.push_str("</tbody></table></div>");
 }
 
-/// cclab / published as a table cell: green within x0.67-x1.5, red beyond.
+/// cclab / published as a table cell: green within x1.5 either way (the terminal's
+/// [`crate::table::within`]), red beyond.
 fn ratio_cell(ratio: f64) -> String {
-    let cls = if (0.67..=1.5).contains(&ratio) {
+    let cls = if crate::table::within(ratio) {
         "ok"
     } else {
         "off"

@@ -47,25 +47,19 @@ pub fn controllers(fit: &PathFit, extra: &[String]) -> Vec<String> {
     v
 }
 
-/// A results document from a results directory or a results.json.
+/// A results document from a results directory or a results.json (read as the report reads
+/// it); one document only.
 pub fn load(path: &Path) -> Result<ResultsDoc, Error> {
-    let file = if path.is_dir() {
-        path.join("results.json")
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).map_err(|e| {
-        Error::new(format!(
-            "cannot read {}: {e} (give a directory written by `cclab perf --out DIR`, or its results.json)",
-            file.display()
-        ))
-    })?;
-    serde_json::from_str(&text).map_err(|e| {
-        Error::new(format!(
-            "{} is not a cclab results document: {e}",
-            file.display()
-        ))
-    })
+    let hint = "give a directory written by `cclab perf --out DIR`, or its results.json";
+    let mut docs =
+        cclab_report::load::load(path).map_err(|e| Error::new(format!("{e} ({hint})")))?;
+    match docs.len() {
+        1 => Ok(docs.remove(0).doc),
+        n => Err(Error::new(format!(
+            "{} holds {n} results documents: {hint}",
+            path.display()
+        ))),
+    }
 }
 
 /// Removes the temporary scenario however the run ends.

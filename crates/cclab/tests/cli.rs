@@ -646,3 +646,34 @@ fn unfinished_sized_flows_are_flagged() {
     assert!(w.contains("1 of 2 sized flows unfinished (run #2)"), "{w}");
     assert!(w.contains("a longer `duration`"), "{w}");
 }
+
+/// `cclab fit` reads measurements of real hosts only: a simulator's results, a file that is
+/// not results and a missing path are one-line errors saying what to give it.
+#[test]
+fn fit_refuses_what_is_not_a_perf_measurement() {
+    let (d, f) = small_scenario("fit-errors");
+    let sim = d.join("sim");
+    let out = cclab()
+        .args(["run", "-q", "--out"])
+        .arg(&sim)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let missing = d.join("nothing-here");
+    for (path, want) in [
+        (sim.as_path(), "cclab perf --out DIR"),
+        (f.as_path(), "cclab perf --out DIR"),
+        (missing.as_path(), "cclab perf --out DIR"),
+    ] {
+        let out = cclab().arg("fit").arg(path).output().unwrap();
+        assert!(!out.status.success(), "{}", path.display());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
