@@ -326,11 +326,23 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
         }
         None
     } else if o.probe {
-        Some(crate::probe::run(&mut s, o)?)
+        let (steal0, t0) = (cclab_kernel::sys::steal_ms(), std::time::Instant::now());
+        let (runs, mut notes) = crate::probe::run(&mut s, o)?;
+        if let Some(share) = steal_share(steal0, t0.elapsed().as_secs_f64())
+            .filter(|&x| x > cclab_results::LabConditions::MAX_STEAL_SHARE)
+        {
+            notes.push(format!(
+                "this host's hypervisor took {:.0}% of its CPU time during the probe: the fit may describe this machine as much as the path",
+                share * 100.0
+            ));
+        }
+        Some((runs, notes))
     } else {
         None
     };
     let mut runs = Vec::new();
+    // Runs during which the hypervisor took this host's CPU (1-based).
+    let mut busy: Vec<usize> = Vec::new();
     for cc in &o.ccs {
         for rep in 1..=o.repeat {
             if o.progress {
@@ -347,14 +359,36 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
                     o.ccs.len() * o.repeat as usize
                 );
             }
+            let steal0 = cclab_kernel::sys::steal_ms();
             let mut r = run_one(&mut s, o, cc, rep)?;
             annotate(&mut r, &s, o, cc);
+            if let Some(share) = steal_share(steal0, r.duration_s) {
+                r.settings
+                    .insert("host.local_steal_pct".into(), json!(share * 100.0));
+                if share > cclab_results::LabConditions::MAX_STEAL_SHARE {
+                    busy.push(runs.len() + 1);
+                    if o.progress {
+                        eprintln!(
+                            "cclab perf: warning: this host's hypervisor took {:.0}% of its CPU time during run {}: its figures may describe this machine as much as the path",
+                            share * 100.0,
+                            runs.len() + 1
+                        );
+                    }
+                }
+            }
             runs.push(r);
         }
     }
     let _ = s.conn.send(&Msg::Bye);
     let fit = match probe {
-        Some((probe, notes)) => {
+        Some((probe, mut notes)) => {
+            if !busy.is_empty() {
+                notes.push(format!(
+                    "this host's hypervisor took more than {:.0}% of its CPU time during run(s) {:?}: the measured goodput may read low",
+                    cclab_results::LabConditions::MAX_STEAL_SHARE * 100.0,
+                    busy
+                ));
+            }
             let meta = crate::fit::FitMeta {
                 peer: s.addr.to_string(),
                 direction: if o.reverse { "upload" } else { "download" }.into(),
@@ -383,6 +417,14 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
         fit,
         ..Default::default()
     })
+}
+
+/// Share of this host's CPU time its hypervisor took since `steal0` (ms of /proc/stat
+/// `steal`) over `secs`; none where the kernel does not report steal.
+fn steal_share(steal0: Option<f64>, secs: f64) -> Option<f64> {
+    let ms = cclab_kernel::sys::steal_ms()? - steal0?;
+    let cpus = cclab_kernel::sys::online_cpus().max(1) as f64;
+    (secs > 0.0).then(|| (ms / 1e3 / (secs * cpus)).max(0.0))
 }
 
 fn annotate(r: &mut RunResult, s: &Session, o: &PerfOptions, cc: &str) {

@@ -64,6 +64,23 @@ pub struct Measured {
     pub cc: String,
     pub goodput_bps: f64,
     pub runs: usize,
+    /// Each run's goodput (fits from before this field have none).
+    #[serde(default)]
+    pub runs_bps: Vec<f64>,
+}
+
+impl Measured {
+    /// Student's 95% interval of the mean over the runs (none from fewer than two).
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        let n = self.runs_bps.len();
+        if n < 2 {
+            return None;
+        }
+        let m = self.runs_bps.iter().sum::<f64>() / n as f64;
+        let var = self.runs_bps.iter().map(|g| (g - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let h = t95(n - 1) * (var / n as f64).sqrt();
+        Some(((m - h).max(0.0), m + h))
+    }
 }
 
 /// The simulator's goodput for a controller on the fitted path.
@@ -80,6 +97,20 @@ pub struct Prediction {
     pub measured_bps: Option<f64>,
     /// predicted / measured.
     pub ratio: Option<f64>,
+    /// The mean over the same seeds with the loss at its interval's low and high ends: how
+    /// far the fit's uncertainty moves the prediction (older fits have none).
+    #[serde(default)]
+    pub at_loss_low_bps: Option<f64>,
+    #[serde(default)]
+    pub at_loss_high_bps: Option<f64>,
+}
+
+impl Prediction {
+    /// The prediction's range over the loss interval, low to high.
+    pub fn loss_range(&self) -> Option<(f64, f64)> {
+        let (a, b) = (self.at_loss_low_bps?, self.at_loss_high_bps?);
+        Some((a.min(b), a.max(b)))
+    }
 }
 
 /// The fitted path: what `cclab perf` stores as the results' `fit`.
@@ -342,6 +373,33 @@ pub fn random_loss(retransmits: u64, segments: u64) -> Estimate {
     }
 }
 
+/// Losses the loss phase aims at: a 95% interval of about +-20% of the rate.
+pub const LOSS_TARGET: u64 = 100;
+
+/// The loss below which random loss cannot limit a loss-based controller on a path of
+/// `bdp_pkts` packets: Reno's window between random losses (about 1.22 / sqrt(p) segments)
+/// would be twice the BDP, so the window, not the loss, bounds it.
+pub fn loss_that_matters(bdp_pkts: f64) -> f64 {
+    (1.22 / (2.0 * bdp_pkts.max(1.0))).powi(2)
+}
+
+/// Whether the loss phase has read enough after `k` retransmits of `n` segments on a path of
+/// `bdp_pkts`: [`LOSS_TARGET`] losses (a precise rate), or an upper bound below
+/// [`loss_that_matters`] (a loss too small to matter here, known to be so).
+pub fn loss_read_enough(k: u64, n: u64, bdp_pkts: f64) -> bool {
+    k >= LOSS_TARGET || binomial95(k, n).1 < loss_that_matters(bdp_pkts)
+}
+
+/// Segments still to send for [`loss_read_enough`], from `k` of `n` so far: at the rate seen
+/// (or, with no loss yet, as many again).
+pub fn loss_segments_wanted(k: u64, n: u64) -> f64 {
+    if k == 0 {
+        (n as f64).max(1.0)
+    } else {
+        LOSS_TARGET.saturating_sub(k) as f64 * n as f64 / k as f64
+    }
+}
+
 /// The buffer from a CUBIC run's queueing: the smoothed RTT above the base, times the rate.
 ///
 /// `filled`: the run lost more than random loss explains, so its queue reached the buffer;
@@ -426,7 +484,11 @@ pub struct FitMeta {
 pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<PathFit, String> {
     let phase = |p: &str| probe.iter().find(|r| r.phase == p);
     let rate_run = phase("rate").ok_or("the probe has no rate phase")?;
-    let loss_run = phase("loss").ok_or("the probe has no loss phase")?;
+    // The loss phase may run in several parts (until enough losses): their counts add.
+    let loss_runs: Vec<&ProbeRun> = probe.iter().filter(|r| r.phase == "loss").collect();
+    if loss_runs.is_empty() {
+        return Err("the probe has no loss phase".into());
+    }
     let min_rtt = probe
         .iter()
         .filter_map(|r| min_rtt_s(&r.samples))
@@ -455,8 +517,10 @@ pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<Path
         .flat_map(|r| srtt_s(&r.samples))
         .collect();
     let rtt = base_rtt(min_rtt, &unqueued, rate.value);
-    let last = loss_run.samples.last().copied().unwrap_or_default();
-    let (lost, sent) = (last.retrans as u64, last.segs_out as u64);
+    let (lost, sent) = loss_runs.iter().fold((0, 0), |(k, n), r| {
+        let last = r.samples.last().copied().unwrap_or_default();
+        (k + last.retrans as u64, n + last.segs_out as u64)
+    });
     let loss = random_loss(lost, sent);
     let (buffer_est, notes) = {
         let mut notes = meta.notes.clone();
@@ -498,11 +562,13 @@ pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<Path
             Some(m) => {
                 m.goodput_bps = (m.goodput_bps * m.runs as f64 + g) / (m.runs + 1) as f64;
                 m.runs += 1;
+                m.runs_bps.push(g);
             }
             None => measured.push(Measured {
                 cc,
                 goodput_bps: g,
                 runs: 1,
+                runs_bps: vec![g],
             }),
         }
     }
@@ -665,28 +731,44 @@ impl PathFit {
         s
     }
 
-    /// Measured vs predicted goodput, a line per controller.
+    /// Measured vs predicted goodput, a line per controller: the measured mean with its
+    /// runs' 95% interval, the predicted mean with the seeds' range and the range the loss
+    /// interval's ends give.
     pub fn render_predictions(&self) -> String {
+        let mb = |x: f64| format!("{:.2}", x / 1e6);
         let mut s = format!(
-            "prediction (simulator on the fitted path, {:.1} s x{}, mean of seeds)\n  {:<8} {:>14} {:>14} {:>7}  seeds (range)\n",
+            "prediction (simulator on the fitted path, {:.1} s x{}; Mbit/s)\n  {:<8} {:>24} {:>10} {:>6}  {:<22} {}\n",
             self.duration_s,
             self.streams,
             "cc",
-            "measured",
+            "measured [95% of mean]",
             "predicted",
-            "ratio"
+            "ratio",
+            "seeds (lowest-highest)",
+            "over the loss interval"
         );
         for p in &self.predictions {
+            let m = self.measured.iter().find(|m| m.cc == p.cc);
+            let measured = match (p.measured_bps, m.and_then(Measured::interval)) {
+                (Some(v), Some((l, h))) => format!(
+                    "{} [{}-{}] x{}",
+                    mb(v),
+                    mb(l),
+                    mb(h),
+                    m.map_or(0, |m| m.runs)
+                ),
+                (Some(v), None) => format!("{} x{}", mb(v), m.map_or(1, |m| m.runs)),
+                (None, _) => "not run".into(),
+            };
             s += &format!(
-                "  {:<8} {:>14} {:>14} {:>7}  {} ({:.2}-{:.2})\n",
+                "  {:<8} {:>24} {:>10} {:>6}  {:<22} {}\n",
                 p.cc,
-                p.measured_bps
-                    .map_or("not run".into(), |m| format!("{:.2} Mbit/s", m / 1e6)),
-                format!("{:.2} Mbit/s", p.goodput_bps / 1e6),
+                measured,
+                mb(p.goodput_bps),
                 p.ratio.map_or("".into(), |r| format!("{r:.2}")),
-                p.seeds,
-                p.min_bps / 1e6,
-                p.max_bps / 1e6
+                format!("{} ({}-{})", p.seeds, mb(p.min_bps), mb(p.max_bps)),
+                p.loss_range()
+                    .map_or("-".into(), |(l, h)| format!("{}-{}", mb(l), mb(h)))
             );
         }
         s
@@ -794,6 +876,27 @@ mod tests {
         assert_eq!(binomial95(0, 0), (0.0, 1.0));
         let (l, h) = binomial95(50, 10_000);
         assert!(l < 0.005 && 0.005 < h && l > 0.003 && h < 0.007, "{l} {h}");
+    }
+
+    #[test]
+    fn the_loss_phase_stops_when_precise_or_too_small_to_matter() {
+        // 1 Gbit/s x 2 ms: 167 packets; a loss under ~1.3e-5 cannot limit Reno there.
+        let bdp = 1e9 / 8.0 * 0.002 / PACKET;
+        let t = loss_that_matters(bdp);
+        assert!((t - 1.34e-5).abs() < 0.01e-5, "{t}");
+        assert!(loss_read_enough(0, 300_000, bdp));
+        assert!(!loss_read_enough(0, 100_000, bdp));
+        // 50 Mbit/s x 150 ms (625 packets) at 0.1%: 40 losses are not enough, 100 are.
+        let bdp = 50e6 / 8.0 * 0.15 / PACKET;
+        assert!(!loss_read_enough(40, 40_000, bdp));
+        assert!(loss_read_enough(100, 100_000, bdp));
+        // More segments at the rate seen; with none lost, as many again.
+        assert_eq!(loss_segments_wanted(40, 40_000), 60_000.0);
+        assert_eq!(loss_segments_wanted(0, 25_000), 25_000.0);
+        assert_eq!(loss_segments_wanted(150, 25_000), 0.0);
+        // 100 losses hold the interval to about +-20%.
+        let (l, h) = binomial95(100, 100_000);
+        assert!(l > 0.0008 && h < 0.00125, "{l} {h}");
     }
 
     fn queued(base: f64, q: &[f64]) -> Vec<Sample> {

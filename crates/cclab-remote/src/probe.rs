@@ -5,12 +5,15 @@
 //! 2. `rate`: BBR (or the best controller the sender has) for its start-up (2 s or 20 RTT,
 //!    the longer) and 4 s + 20 RTT more, 6 to 12 s in all: the bottleneck rate from what it
 //!    delivers once past start-up;
-//! 3. `loss`: BBR paced at 70% of that rate (no queue, so no congestion loss) until about
-//!    40,000 segments, 3 to 8 s: retransmitted / sent segments read the random loss;
+//! 3. `loss`: BBR paced at 70% of that rate (no queue, so no congestion loss), about 40,000
+//!    segments (3 to 8 s), then more parts until 100 losses (an interval of +-20%) or an
+//!    upper bound too small to limit a loss-based controller on this path
+//!    ([`fit::loss_read_enough`]), 30 s at most: retransmitted / sent segments, summed over
+//!    the parts, read the random loss;
 //! 4. `buffer`: CUBIC for 2 s + 20 RTT, 4 to 8 s: its queueing (RTT above the base) when
 //!    it overflows the buffer.
 //!
-//! 15 to 30 s in all, a progress line per phase.
+//! 15 to 55 s in all (the loss phase's length turns on the loss), a progress line per phase.
 
 use crate::client::{run_flows, PerfOptions, Session};
 use crate::fit::{self, ProbeRun};
@@ -21,8 +24,10 @@ use std::time::Duration;
 const RTT_PACE: u64 = 125_000;
 /// Share of the rate the loss phase paces at.
 const LOSS_PACE_SHARE: f64 = 0.7;
-/// Segments the loss phase aims at (an interval of about +-30% at 0.1% loss).
+/// Segments of the loss phase's first part (an interval of about +-30% at 0.1% loss).
 const LOSS_SEGMENTS: f64 = 40_000.0;
+/// Longest the loss phase goes on for a precise count, s.
+const LOSS_BUDGET_S: f64 = 30.0;
 
 fn clamp_s(s: f64, lo: f64, hi: f64) -> Duration {
     Duration::from_secs_f64(s.clamp(lo, hi))
@@ -119,19 +124,45 @@ pub(crate) fn run(
     }
 
     let pace = ((rate / 8.0 * LOSS_PACE_SHARE) as u64).clamp(RTT_PACE, crate::protocol::MAX_PACE);
-    let d = clamp_s(LOSS_SEGMENTS / (pace as f64 / fit::PACKET), 3.0, 8.0);
+    let per_s = pace as f64 / fit::PACKET;
+    let bdp_pkts = rate / 8.0 * rtt / fit::PACKET;
+    let mut d = clamp_s(LOSS_SEGMENTS / per_s, 3.0, 8.0);
     say(format!(
-        "3/4: random loss ({bbr} paced at {:.1} Mbit/s, {:.1} s)",
+        "3/4: random loss ({bbr} paced at {:.1} Mbit/s, until {} losses, or too few to matter on this path, or {:.0} s)",
         pace as f64 * 8.0 / 1e6,
-        d.as_secs_f64()
+        fit::LOSS_TARGET,
+        LOSS_BUDGET_S
     ));
-    let r = phase(s, "loss", &bbr, d, pace)?;
-    let sm = r.summary();
-    say(format!(
-        "     {} retransmitted of {} segments",
-        sm.retransmits, sm.segments_sent
-    ));
-    out.push(r);
+    // In parts, each a fresh connection (the paced start keeps it queue-free), until the
+    // count is precise or shown too small to matter, within the budget.
+    let (mut k, mut n, mut spent) = (0u64, 0u64, 0.0f64);
+    let part_max = (max.as_secs_f64() / 2.0).max(1.0);
+    loop {
+        let r = phase(s, "loss", &bbr, d, pace)?;
+        let sm = r.summary();
+        k += sm.retransmits;
+        n += sm.segments_sent;
+        spent += d.as_secs_f64();
+        say(format!(
+            "     {k} retransmitted of {n} segments ({:.0} s)",
+            spent
+        ));
+        out.push(r);
+        let left = LOSS_BUDGET_S - spent;
+        if fit::loss_read_enough(k, n, bdp_pkts) {
+            break;
+        }
+        if left < 2.0 {
+            notes.push(format!(
+                "the loss phase ran its {LOSS_BUDGET_S:.0} s with {k} losses (fewer than {}): the loss interval is wide",
+                fit::LOSS_TARGET
+            ));
+            break;
+        }
+        let want = fit::loss_segments_wanted(k, n) / per_s;
+        let hi = left.min(part_max);
+        d = clamp_s(want, 3.0_f64.min(hi), hi);
+    }
 
     let d = clamp_s(2.0 + 20.0 * rtt, 4.0, 8.0);
     say(format!(

@@ -3,7 +3,7 @@
 //! prints `SKIP <test>: <reason>` and returns. One lab at a time (the lab lock).
 
 use cclab_kernel::{addr, lab, lab_unavailable, namespaces_of, sys};
-use cclab_remote::testlab::{self, key, perf_in, serve_in, target};
+use cclab_remote::lab::{self as rlab, key, perf_in, serve_in, target};
 use cclab_remote::PerfOptions;
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
@@ -29,7 +29,7 @@ const RTT_MS: f64 = 20.0;
 const PAYLOAD: f64 = 1448.0 / 1500.0;
 
 fn make_lab() -> lab::Lab {
-    testlab::make_lab(&testlab::default_link()).expect("lab")
+    rlab::make_lab(&rlab::default_link()).expect("lab")
 }
 
 fn ours_left() -> Vec<String> {

@@ -7,6 +7,7 @@
 //! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
 //! - [`bench`]: simulator speed benchmarks (`cclab bench`).
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
+//! - [`fitcheck`]: `cclab lab fit-check`, the fit and prediction against lab paths.
 //! - [`predict`]: the simulator on a path fitted to a real-host measurement (`--predict`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
@@ -14,6 +15,7 @@ pub mod advise;
 pub mod backends;
 pub mod bench;
 pub mod calibrate;
+pub mod fitcheck;
 pub mod predict;
 pub mod reference;
 pub mod reports;

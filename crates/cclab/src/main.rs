@@ -229,7 +229,7 @@ struct PerfArgs {
     /// No per-second lines
     #[arg(short, long)]
     quiet: bool,
-    /// Skip the probe phase (15-30 s before the runs that fits the path: min RTT, bottleneck
+    /// Skip the probe phase (15-55 s before the runs that fits the path: min RTT, bottleneck
     /// rate, random loss, buffer; stored as the results' `fit`, read by `cclab fit`; a
     /// loopback server skips it anyway)
     #[arg(long, conflicts_with = "predict")]
@@ -294,6 +294,43 @@ struct GetArgs {
 enum LabCmd {
     /// Remove every namespace, link and process a killed kernel run left behind (cclab-* names)
     Clean(JsonArg),
+    /// Hold `cclab perf`'s fit and prediction against known paths: serve and perf across the lab's element over each scenario's [link], then the fit against the link as configured and the prediction against the measurement (needs root)
+    #[command(name = "fit-check")]
+    FitCheck(FitCheckArgs),
+}
+
+#[derive(Args)]
+struct FitCheckArgs {
+    /// Scenario files: each distinct [link] of their matrices is a path to check (their flows are not used)
+    #[arg(required = true, value_name = "SCENARIO")]
+    scenarios: Vec<String>,
+    /// Override a scenario value first, as `cclab run --set` (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Controllers measured (and predicted), comma-separated
+    #[arg(long, default_value = "cubic,bbr", value_name = "CC,...")]
+    cc: String,
+    /// Length of each measured run [default: the scenario's duration]
+    #[arg(long, value_name = "TIME")]
+    duration: Option<String>,
+    /// Runs per controller (the measured goodput is their mean)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// Streams per run
+    #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
+    parallel: u16,
+    /// Simulator seeds per prediction
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    seeds: u32,
+    /// Print the checks as JSON on stdout (no progress)
+    #[arg(long)]
+    json: bool,
+    /// Write each path's measurement (results.json with its fit, report.html) into DIR/<scenario>[-N]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No progress on stderr
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -533,6 +570,9 @@ fn main() -> ExitCode {
         Cmd::Lab {
             cmd: LabCmd::Clean(a),
         } => cmd_lab_clean(a),
+        Cmd::Lab {
+            cmd: LabCmd::FitCheck(a),
+        } => cmd_fit_check(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -824,19 +864,13 @@ fn print_host_doc(
         let _ = writeln!(o, "{}", export::json(doc));
         return Ok(());
     }
-    // A real path has no emulated bottleneck: the table's link lines (rate, queue, drops of
-    // the lab's element) would only show zeros.
-    let table = table::render(doc, title);
-    for line in table.lines() {
-        let t = line.trim_start();
-        let is_link_line = t.starts_with('#')
-            && t[1..].split_once(':').is_some_and(|(n, rest)| {
-                n.chars().all(|c| c.is_ascii_digit()) && rest.starts_with(" link ")
-            });
-        if !is_link_line {
-            let _ = writeln!(o, "{line}");
-        }
-    }
+    // What was measured (and fitted), in one line under the title; the table leaves out a
+    // real path's link lines itself (backend "host").
+    let title = match describe::path_line(doc) {
+        Some(p) => format!("{title}\n  {p}"),
+        None => title.to_string(),
+    };
+    let _ = write!(o, "{}", table::render(doc, &title));
     if let Some(dir) = out {
         let _ = writeln!(o, "results written to {}", dir.display());
         let _ = writeln!(o, "report: {}", dir.join("report.html").display());
@@ -1289,6 +1323,78 @@ fn cmd_lab_clean(a: JsonArg) -> Result<(), Error> {
         println!("{report}");
     }
     Ok(())
+}
+
+fn cmd_fit_check(a: FitCheckArgs) -> Result<(), Error> {
+    if a.repeat == 0 || a.seeds == 0 || a.parallel == 0 {
+        return Err(Error::new(
+            "--repeat, --seeds and --parallel must be at least 1",
+        ));
+    }
+    let ccs = cc_list(Some(&a.cc));
+    if ccs.is_empty() {
+        return Err(Error::new("--cc names no controller (e.g. --cc cubic,bbr)"));
+    }
+    let duration = a
+        .duration
+        .as_deref()
+        .map(|d| cclab_remote::parse_duration("--duration", d))
+        .transpose()
+        .map_err(remote_err)?;
+    let o = cclab::fitcheck::CheckOptions {
+        ccs,
+        duration,
+        repeat: a.repeat,
+        parallel: a.parallel,
+        predict: cclab::predict::PredictOptions {
+            seeds: a.seeds,
+            ..Default::default()
+        },
+        progress: !a.quiet && !a.json,
+    };
+    let rows = cclab::fitcheck::run(&a.scenarios, &a.set, &o)?;
+    if let Some(dir) = &a.out {
+        let names: Vec<String> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                if rows.iter().filter(|x| x.scenario == r.scenario).count() > 1 {
+                    format!("{}-{}", r.scenario, i + 1)
+                } else {
+                    r.scenario.clone()
+                }
+            })
+            .collect();
+        let metas: Vec<(&str, &str, Option<&str>)> = names
+            .iter()
+            .map(|n| (n.as_str(), "cclab lab fit-check", None))
+            .collect();
+        let docs: Vec<cclab_results::ResultsDoc> = rows.iter().map(|r| r.doc.clone()).collect();
+        write_docs(dir, &metas, &docs)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows).expect("json"));
+    } else {
+        print!("{}", cclab::fitcheck::render_markdown(&rows));
+    }
+    let failed: Vec<String> = rows
+        .iter()
+        .flat_map(|r| {
+            r.criteria
+                .iter()
+                .filter(|c| !c.pass)
+                .map(move |c| format!("{} {}: {}", r.scenario, c.name, c.detail))
+        })
+        .collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::new(format!(
+            "{} criteria failed: {}",
+            failed.len(),
+            failed.join("; ")
+        )))
+    }
 }
 
 fn cmd_advise(a: AdviseArgs) -> Result<(), Error> {

@@ -72,7 +72,8 @@ impl Drop for TempFile {
 }
 
 /// Simulate `ccs` on the fitted path (the measured runs' length and streams, `o.seeds`
-/// seeds each); one prediction per controller, measured goodput beside it where there is one.
+/// seeds each), and again with the loss at each end of its interval; one prediction per
+/// controller, measured goodput beside it where there is one.
 pub fn predict(
     fit: &PathFit,
     ccs: &[String],
@@ -107,39 +108,56 @@ pub fn predict(
             tmp.0.display()
         ))
     })?;
+    // The fitted loss, then its interval's two ends (same seeds): how far the fit's
+    // uncertainty moves the prediction. Rate and base RTT are known to a few percent; a
+    // loss read from tens of losses moves a loss-limited controller by far more.
+    let loss = &fit.loss;
+    let losses = [Some(loss.value), Some(loss.low), loss.high];
     let ro = RunOptions {
         backend: "sim".into(),
         repeat: o.seeds.max(1),
         jobs: o.jobs,
         ..Default::default()
     };
-    let plan = runner::plan(&tmp.0.to_string_lossy(), &ro)?;
-    let docs = runner::execute(&[plan], &ro)?;
+    let mut plans = Vec::new();
+    for l in losses.iter().flatten() {
+        let ro = RunOptions {
+            overrides: vec![format!("link.loss={:.6}%", l * 100.0)],
+            ..ro.clone()
+        };
+        plans.push(runner::plan(&tmp.0.to_string_lossy(), &ro)?);
+    }
+    let docs = runner::execute(&plans, &ro)?;
+    // Per controller, the mean goodput (all streams) over one document's seeds.
+    let goodputs = |doc: &ResultsDoc, cc: &str| -> Vec<f64> {
+        doc.runs
+            .iter()
+            .filter(|r| r.params.get("flows.cc").and_then(|v| v.as_str()) == Some(cc))
+            .map(|r| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>())
+            .collect()
+    };
+    let mean = |g: &[f64]| (!g.is_empty()).then(|| g.iter().sum::<f64>() / g.len() as f64);
     let mut out = Vec::new();
     for cc in &ok {
-        let g: Vec<f64> = docs
-            .iter()
-            .flat_map(|d| d.runs.iter())
-            .filter(|r| r.params.get("flows.cc").and_then(|v| v.as_str()) == Some(cc.as_str()))
-            .map(|r| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>())
-            .collect();
-        if g.is_empty() {
+        let g = goodputs(&docs[0], cc);
+        let Some(m) = mean(&g) else {
             continue;
-        }
-        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        };
         let measured = fit
             .measured
             .iter()
-            .find(|m| &m.cc == cc)
-            .map(|m| m.goodput_bps);
+            .find(|x| &x.cc == cc)
+            .map(|x| x.goodput_bps);
         out.push(Prediction {
             cc: cc.clone(),
-            goodput_bps: mean,
+            goodput_bps: m,
             min_bps: g.iter().copied().fold(f64::INFINITY, f64::min),
             max_bps: g.iter().copied().fold(0.0, f64::max),
             seeds: g.len() as u32,
             measured_bps: measured,
-            ratio: measured.filter(|&m| m > 0.0).map(|m| mean / m),
+            ratio: measured.filter(|&x| x > 0.0).map(|x| m / x),
+            at_loss_low_bps: docs.get(1).and_then(|d| mean(&goodputs(d, cc))),
+            at_loss_high_bps: docs.get(2).and_then(|d| mean(&goodputs(d, cc))),
         });
     }
     Ok(out)

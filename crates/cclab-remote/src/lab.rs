@@ -1,6 +1,6 @@
-//! Test support: `cclab serve` and `cclab perf` in the kernel lab's two namespaces, joined
-//! through cclab's link element over a known path. Used by this crate's lab tests and the
-//! `cclab` crate's fit tests; needs root (callers check `cclab_kernel::lab_unavailable`).
+//! `cclab serve` and `cclab perf` in the kernel lab's two namespaces, joined through cclab's
+//! link element over a known path: `cclab lab fit-check` (the fit held against the path it
+//! ran on) and the lab tests. Needs root (callers check `cclab_kernel::lab_unavailable`).
 
 use crate::{Key, Limits, PerfOptions, RemoteError, ServeOptions, Server, ServerHandle};
 use cclab_kernel::{addr, element, lab, sys, KernelOptions};
@@ -57,22 +57,26 @@ pub fn key() -> Key {
 }
 
 /// A server listening on `ip` inside namespace `ns`.
-pub fn serve_in(ns: &str, ip: [u8; 4], key: Option<Key>) -> ServerHandle {
+pub fn try_serve_in(ns: &str, ip: [u8; 4], key: Option<Key>) -> Result<ServerHandle, RemoteError> {
     let ns = ns.to_string();
     std::thread::spawn(move || {
         sys::place(false);
-        sys::enter_netns(&ns).expect("enter netns");
+        sys::enter_netns(&ns).map_err(|e| RemoteError::Io(format!("enter {ns}: {e}")))?;
         Server::bind(ServeOptions {
             listen: SocketAddr::from((ip, crate::DEFAULT_PORT)),
             key,
             limits: Limits::default(),
             log_stderr: false,
         })
-        .expect("bind")
-        .spawn()
+        .map(Server::spawn)
     })
     .join()
-    .expect("server thread")
+    .map_err(|_| RemoteError::Io("the server thread panicked".into()))?
+}
+
+/// [`try_serve_in`] for tests (panics on failure).
+pub fn serve_in(ns: &str, ip: [u8; 4], key: Option<Key>) -> ServerHandle {
+    try_serve_in(ns, ip, key).expect("serve in the lab")
 }
 
 /// `perf` run from inside namespace `ns`.
@@ -80,11 +84,11 @@ pub fn perf_in(ns: &str, o: PerfOptions) -> Result<ResultsDoc, RemoteError> {
     let ns = ns.to_string();
     std::thread::spawn(move || {
         sys::place(false);
-        sys::enter_netns(&ns).expect("enter netns");
+        sys::enter_netns(&ns).map_err(|e| RemoteError::Io(format!("enter {ns}: {e}")))?;
         crate::perf(&o)
     })
     .join()
-    .expect("perf thread")
+    .map_err(|_| RemoteError::Io("the perf thread panicked".into()))?
 }
 
 /// `HOST:PORT` of a server on `ip`.
