@@ -7,7 +7,8 @@
 //! Flows match by id.
 //!
 //! The text puts the setup differences first, then a summary line per pair (goodput,
-//! retransmits, RTT p50/p99, utilisation, Jain); every metric only with `--all`. Differences
+//! retransmits, RTT p50/p99, utilisation, Jain); every metric only with `--all`. A run that
+//! measured a real path (backend "host") has no link metrics: its link is unknown. Differences
 //! of rates, times and counts are relative, `(B - A) / |A|`; differences of percentages and
 //! ratios (utilisation, retransmit ratio) are in percentage points; Jain's index differs by
 //! its plain difference.
@@ -212,16 +213,47 @@ fn flow_metrics(a: &FlowResult, b: &FlowResult) -> Vec<Metric> {
     v
 }
 
-fn run_metrics(a: &RunResult, b: &RunResult) -> Vec<Metric> {
-    let (la, lb): (&LinkResult, &LinkResult) = (&a.link, &b.link);
+/// The run's metrics; the link's only when both runs' links are known (`links`: neither
+/// measured a real path, whose link fields are unknown, not zero).
+fn run_metrics(a: &RunResult, b: &RunResult, links: bool) -> Vec<Metric> {
     let total = |r: &RunResult| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
-    let mut v = vec![
-        Metric {
-            name: "total goodput",
-            kind: Kind::Rate,
-            a: total(a),
-            b: total(b),
-        },
+    let (la, lb): (&LinkResult, &LinkResult) = (&a.link, &b.link);
+    let mut v = vec![Metric {
+        name: "total goodput",
+        kind: Kind::Rate,
+        a: total(a),
+        b: total(b),
+    }];
+    if links {
+        v.extend(link_metrics(la, lb));
+    }
+    v.push(Metric {
+        name: "jain",
+        kind: Kind::Plain,
+        a: a.jain,
+        b: b.jain,
+    });
+    v.push(Metric {
+        name: "duration",
+        kind: Kind::Secs,
+        a: a.duration_s,
+        b: b.duration_s,
+    });
+    if links && la.marks + lb.marks > 0 {
+        v.push(Metric {
+            name: "ce marks (link)",
+            kind: Kind::Count,
+            a: la.marks as f64,
+            b: lb.marks as f64,
+        });
+    }
+    v
+}
+
+/// The bottleneck's utilisation, queue delay, drops by cause and forwarded packets of a pair
+/// of runs.
+fn link_metrics(la: &LinkResult, lb: &LinkResult) -> Vec<Metric> {
+    vec![
         Metric {
             name: "link utilization",
             kind: Kind::Ratio,
@@ -282,28 +314,7 @@ fn run_metrics(a: &RunResult, b: &RunResult) -> Vec<Metric> {
             a: la.forwarded_pkts as f64,
             b: lb.forwarded_pkts as f64,
         },
-        Metric {
-            name: "jain",
-            kind: Kind::Plain,
-            a: a.jain,
-            b: b.jain,
-        },
-        Metric {
-            name: "duration",
-            kind: Kind::Secs,
-            a: a.duration_s,
-            b: b.duration_s,
-        },
-    ];
-    if la.marks + lb.marks > 0 {
-        v.push(Metric {
-            name: "ce marks (link)",
-            kind: Kind::Count,
-            a: la.marks as f64,
-            b: lb.marks as f64,
-        });
-    }
-    v
+    ]
 }
 
 fn params_label(p: &Map<String, Value>) -> String {
@@ -432,7 +443,7 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
             }
         }
     }
-    let name = |r: &(&str, usize, &RunResult)| {
+    let name = |r: &(&str, usize, &RunResult, bool)| {
         format!(
             "{} #{} ({}, seed {})",
             r.0,
@@ -465,7 +476,7 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
             flows: Vec::new(),
             flows_only_a: Vec::new(),
             flows_only_b: Vec::new(),
-            run: run_metrics(x.2, y.2),
+            run: run_metrics(x.2, y.2, x.3 && y.3),
             matched,
             setup: setup_diffs(x.2, y.2),
         };
@@ -495,13 +506,15 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
     c
 }
 
-fn flat_docs(docs: &[ResultsDoc]) -> Vec<(&str, usize, &RunResult)> {
+/// Every run of the documents: (scenario, index, run, whether its link is known).
+fn flat_docs(docs: &[ResultsDoc]) -> Vec<(&str, usize, &RunResult, bool)> {
     docs.iter()
         .flat_map(|d| {
+            let link = crate::host::link_known(d);
             d.runs
                 .iter()
                 .enumerate()
-                .map(move |(i, r)| (d.scenario.as_str(), i, r))
+                .map(move |(i, r)| (d.scenario.as_str(), i, r, link))
         })
         .collect()
 }
@@ -686,9 +699,19 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
         }
     }
     if !c.pairs.is_empty() {
+        // No utilisation column when no pair knows its link (real paths).
+        let util = c
+            .pairs
+            .iter()
+            .any(|p| find(&p.run, "link utilization").is_some());
         let _ = writeln!(
             o,
-            "\nsummary (A → B; rates, times and counts change in %, utilisation in percentage points, Jain by difference):"
+            "\nsummary (A → B; rates, times and counts change in %, {}Jain by difference):",
+            if util {
+                "utilisation in percentage points, "
+            } else {
+                ""
+            }
         );
         let mut rows: Vec<Vec<String>> = vec![[
             "run / flow",
@@ -751,6 +774,11 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
                     run_cells("link utilization"),
                     run_cells("jain"),
                 ]);
+            }
+        }
+        if !util {
+            for r in &mut rows {
+                r.remove(5);
             }
         }
         aligned(&mut o, &rows, "  ");
@@ -888,6 +916,53 @@ pub fn to_json(c: &Comparison) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A document of one run on `backend` with a link at 80% and some drops.
+    fn one_run(backend: &str, goodput: f64) -> ResultsDoc {
+        let mut r = RunResult {
+            jain: 1.0,
+            duration_s: 10.0,
+            ..Default::default()
+        };
+        r.flows.push(FlowResult {
+            cc: "cubic".into(),
+            goodput_bps: goodput,
+            ..Default::default()
+        });
+        r.link.utilization = 0.8;
+        r.link.drops_buffer = 12;
+        ResultsDoc {
+            scenario: "perf".into(),
+            backend: backend.into(),
+            runs: vec![r],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn real_paths_have_no_link_metrics() {
+        let c = compare(&[one_run("host", 10e6)], &[one_run("host", 12e6)], "a", "b");
+        let names: Vec<&str> = c.pairs[0].run.iter().map(|m| m.name).collect();
+        assert_eq!(names, ["total goodput", "jain", "duration"]);
+        let t = render_text(&c, true);
+        assert!(!t.contains("utili") && !t.contains("drops"), "{t}");
+        assert!(t.contains("10.0 → 12.0 Mbit/s +20.0%"), "{t}");
+        // One emulated link is not enough to compare links.
+        let c = compare(&[one_run("sim", 10e6)], &[one_run("host", 12e6)], "a", "b");
+        assert!(find(&c.pairs[0].run, "link utilization").is_none());
+        // Two are.
+        let c = compare(
+            &[one_run("sim", 10e6)],
+            &[one_run("kernel", 12e6)],
+            "a",
+            "b",
+        );
+        let t = render_text(&c, false);
+        assert!(
+            t.contains("utilisation") && t.contains("80.0% → 80.0% 0 pp"),
+            "{t}"
+        );
+    }
 
     #[test]
     fn diff_percent() {

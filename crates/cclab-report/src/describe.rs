@@ -11,9 +11,13 @@ use serde_json::{Map, Value};
 /// Values shown of a part that differs between runs, before "+N more".
 const MAX_LISTED: usize = 4;
 
-/// The document's path in one line, or None when its runs carry no path (measurements of real
-/// hosts, documents from before `resolved` existed).
+/// The document's path in one line, or None when its runs carry no path (documents from
+/// before `resolved` existed). Measurements of real hosts name the peer measured and the
+/// fitted path, or why there is none ([`crate::host::path_line`]).
 pub fn path_line(doc: &ResultsDoc) -> Option<String> {
+    if crate::host::is_host(doc) {
+        return Some(crate::host::path_line(doc));
+    }
     let runs: Vec<&Map<String, Value>> = doc
         .runs
         .iter()

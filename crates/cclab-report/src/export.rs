@@ -20,8 +20,12 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One row per run and flow, with the run's swept params as leading columns.
+/// One row per run and flow, with the run's swept params as leading columns. The link's
+/// columns are empty for a real path (unknown there, not zero).
 pub fn flows_csv(doc: &ResultsDoc) -> String {
+    let known = crate::host::link_known(doc);
+    // A link field: its text, or empty when the link is unknown.
+    let link = |s: String| if known { s } else { String::new() };
     let keys: Vec<String> = doc
         .runs
         .first()
@@ -45,7 +49,7 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
             }
             let _ = writeln!(
                 s,
-                ",{},{},{:.0},{:.0},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{},{:.4},{},{},{:.3},{:.3},{:.4},{},{},{},{},{}",
+                ",{},{},{:.0},{:.0},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{},{:.4},{},{},{},{},{}",
                 f.id,
                 f.cc,
                 f.goodput_bps,
@@ -58,19 +62,59 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
                 f.rtt_ms.p95,
                 f.rtt_ms.p99,
                 f.fct_s.map(|x| format!("{x:.4}")).unwrap_or_default(),
-                r.link.utilization,
-                r.link.drops_buffer,
-                r.link.drops_random,
-                r.link.queue_delay_ms.p50,
-                r.link.queue_delay_ms.p99,
+                link(format!("{:.4}", r.link.utilization)),
+                link(r.link.drops_buffer.to_string()),
+                link(r.link.drops_random.to_string()),
+                link(format!("{:.3}", r.link.queue_delay_ms.p50)),
+                link(format!("{:.3}", r.link.queue_delay_ms.p99)),
                 r.jain,
                 f.ce_marks,
                 f.cwr_events,
-                r.link.marks,
-                r.link.drops_aqm,
-                r.link.drops_policer
+                link(r.link.marks.to_string()),
+                link(r.link.drops_aqm.to_string()),
+                link(r.link.drops_policer.to_string())
             );
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_results::{FlowResult, RunResult};
+
+    #[test]
+    fn real_paths_leave_link_columns_empty() {
+        let mut r = RunResult {
+            jain: 1.0,
+            ..Default::default()
+        };
+        r.flows.push(FlowResult {
+            cc: "cubic".into(),
+            goodput_bps: 5e6,
+            ..Default::default()
+        });
+        r.link.utilization = 0.5;
+        let mut doc = ResultsDoc {
+            backend: "sim".into(),
+            runs: vec![r],
+            ..Default::default()
+        };
+        let row = |d: &ResultsDoc| flows_csv(d).lines().nth(1).unwrap().to_string();
+        assert!(
+            row(&doc).contains(",0.5000,0,0,0.000,0.000,1.0000,0,0,0,0,0"),
+            "{}",
+            row(&doc)
+        );
+        doc.backend = "host".into();
+        assert!(
+            row(&doc).ends_with(",0.000,,,,,,,1.0000,0,0,,,"),
+            "{}",
+            row(&doc)
+        );
+        let cols = |s: &str| s.split(',').count();
+        let csv = flows_csv(&doc);
+        assert_eq!(cols(csv.lines().next().unwrap()), cols(&row(&doc)));
+    }
 }

@@ -4,7 +4,9 @@
 //! Per results document (scenario): a headline chart (goodput per run and controller, the
 //! published figure as a marker), a summary table, plots against each swept numeric parameter
 //! (one line per controller, min–max band over seeds), and per run the flows table and time
-//! series plots (goodput, cwnd + inflight, smoothed RTT, bottleneck queue).
+//! series plots (goodput, cwnd + inflight, smoothed RTT, bottleneck queue). A measurement of a
+//! real host has no link figures (unknown on a real path) and shows its fitted path and
+//! prediction instead ([`crate::host`]).
 
 use crate::load::Source;
 use crate::plot::{self, esc, Axis, Bar, BarChart, Line, LineChart, Marker, RightAxis, Unit};
@@ -536,6 +538,7 @@ fn doc_section(
     page.body.push_str("</div>");
     seeds_table(&mut page.body, doc);
     summary_table(&mut page.body, doc, pal);
+    crate::host::fit_section(&mut page.body, doc);
     // Runs.
     page.body.push_str("<h3>Runs over time</h3>");
     for (ri, run) in doc.runs.iter().enumerate() {
@@ -855,7 +858,9 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     if has_fct {
         out.push_str("<th class=\"n\">FCT</th>");
     }
-    // Drops by cause: the AQM's and a policer's columns only when some run has them.
+    // The link's columns: not for a real path (unknown there, not zero). Drops by cause: the
+    // AQM's and a policer's columns only when some run has them.
+    let link_known = crate::host::link_known(doc);
     let has_aqm = doc.runs.iter().any(|r| r.link.drops_aqm > 0);
     let has_pol = doc.runs.iter().any(|r| r.link.drops_policer > 0);
     let (drop_head, drop_title) = match (has_aqm, has_pol) {
@@ -890,7 +895,10 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             esc(cc)
         );
     }
-    let _ = write!(out, "<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"{drop_title}\">{drop_head}</th></tr></thead><tbody>");
+    if link_known {
+        let _ = write!(out, "<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"{drop_title}\">{drop_head}</th>");
+    }
+    out.push_str("</tr></thead><tbody>");
     for (ri, run) in doc.runs.iter().enumerate() {
         let n = run.flows.len().max(1);
         for (j, f) in run.flows.iter().enumerate() {
@@ -916,23 +924,25 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 0.0
             };
             let col = pal.color(&f.cc);
+            let mut tip = Vec::new();
+            if link_known {
+                tip.push(format!("{:.1}% of the link rate", frac * 100.0));
+            }
+            if n > 1 {
+                tip.push(format!(
+                    "{} of the run's goodput",
+                    units::pct(f.goodput_bps / total_goodput(run).max(1e-9))
+                ));
+            }
             let _ = write!(
                 out,
-                "<td>{}</td><td title=\"{}\"><span class=\"dot\" style=\"background:{col}\"></span>{}</td><td class=\"n gp\" style=\"--f:{:.1}%;--c:{}\" title=\"{:.1}% of the link rate{}\">{}</td>",
+                "<td>{}</td><td title=\"{}\"><span class=\"dot\" style=\"background:{col}\"></span>{}</td><td class=\"n gp\" style=\"--f:{:.1}%;--c:{}\" title=\"{}\">{}</td>",
                 f.id,
                 esc(&cc_title(&f.cc)),
                 esc(&f.cc),
                 frac * 100.0,
                 mix(&col, 0.78),
-                frac * 100.0,
-                if n > 1 {
-                    format!(
-                        "; {} of the run's goodput",
-                        units::pct(f.goodput_bps / total_goodput(run).max(1e-9))
-                    )
-                } else {
-                    String::new()
-                },
+                esc(&tip.join("; ")),
                 units::rate(f.goodput_bps)
             );
             if has_ref {
@@ -1004,7 +1014,7 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                     }
                 }
             }
-            if first {
+            if first && link_known {
                 let l = &run.link;
                 let mut drops = format!("{} / {}", l.drops_buffer, l.drops_random);
                 if has_aqm {
@@ -1530,6 +1540,9 @@ pub(crate) struct RunRef<'a> {
     pub run: &'a RunResult,
     pub label: Option<&'a str>,
     pub dash: &'static str,
+    /// Whether the run's link fields are known (an emulated link), else its queue and link
+    /// rate are not drawn ([`crate::host::link_known`]).
+    pub link_known: bool,
 }
 
 /// The time-series charts of a run, or of the same run in several documents (overlaid: each
@@ -1681,6 +1694,13 @@ pub(crate) fn run_charts<'a>(
             &f.srtt_ms
         }),
     ));
+    // The link's charts, of the runs whose link is known: a real path's queue and rate are
+    // unknown, not zero.
+    let with: Vec<(&RunRef, &cclab_results::TimeSeries)> =
+        with.into_iter().filter(|(r, _)| r.link_known).collect();
+    let Some((first, ts0)) = with.first().copied() else {
+        return charts;
+    };
     // Queue: each queue's measured delay when the results have it (per element); else the
     // bottleneck's backlog converted to delay at the link rate, bytes on the right axis.
     let rate0 = first.run.link.rate_bps;
@@ -1854,15 +1874,24 @@ fn run_section(
     let open_flows: Vec<String> = unfinished(run)
         .map(|f| format!("flow {} ({}) {}", f.id, f.cc, unfinished_note(run, f)))
         .collect();
+    let link_known = crate::host::link_known(doc);
+    let link = if link_known {
+        format!(
+            "; link {} used, queue p99 {}",
+            units::pct(run.link.utilization),
+            units::ms(run.link.queue_delay_ms.p99)
+        )
+    } else {
+        String::new()
+    };
     let _ = write!(
         page.body,
-        "<details class=\"run\"{}><summary><strong>{}</strong> <span class=\"muted\">— {}{}; link {} used, queue p99 {}</span>{}</summary>",
+        "<details class=\"run\"{}><summary><strong>{}</strong> <span class=\"muted\">— {}{}{}</span>{}</summary>",
         if open { " open" } else { "" },
         esc(&head),
         esc(&gp.join(", ")),
         fair,
-        units::pct(run.link.utilization),
-        units::ms(run.link.queue_delay_ms.p99),
+        link,
         if open_flows.is_empty() {
             String::new()
         } else {
@@ -1878,6 +1907,7 @@ fn run_section(
             run,
             label: None,
             dash: "",
+            link_known,
         }],
         pal,
         &format!("#{} ", ri + 1),
@@ -2240,6 +2270,68 @@ mod tests {
         let mut w = String::new();
         unfinished_warning(&mut w, &ok);
         assert!(w.is_empty());
+    }
+
+    /// A measurement of a real host: two runs with time series, the link fields all zero.
+    fn host_doc() -> ResultsDoc {
+        let runs = (1..=2)
+            .map(|seed| {
+                let mut r = buf_run("1bdp", 0.0, seed, &[("cubic", 40e6)]);
+                r.params.clear();
+                r.resolved.clear();
+                r.link = Default::default();
+                r.params.insert("flows.cc".into(), json!("cubic"));
+                r.series = Some(cclab_results::TimeSeries {
+                    interval_s: 0.1,
+                    t_s: vec![0.1, 0.2],
+                    link_queue_bytes: vec![0.0, 0.0],
+                    flows: vec![cclab_results::FlowSeries {
+                        cc: "cubic".into(),
+                        goodput_bps: vec![40e6, 40e6],
+                        cwnd_pkts: vec![10.0, 20.0],
+                        inflight_pkts: vec![10.0, 20.0],
+                        srtt_ms: vec![20.0, 21.0],
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                });
+                r
+            })
+            .collect();
+        ResultsDoc {
+            backend: "host".into(),
+            scenario: "perf".into(),
+            ..doc(runs)
+        }
+    }
+
+    #[test]
+    fn real_paths_show_no_link_figures() {
+        let d = host_doc();
+        let page = render(&[Source::new(d.clone())], &Options::default());
+        assert!(page.contains("host backend") && page.contains("goodput per flow"));
+        for link in [
+            "link used",
+            "queue p99",
+            "drops buf",
+            "bottleneck queue",
+            "of the link rate",
+        ] {
+            assert!(!page.contains(link), "{link} in a real path's report");
+        }
+        assert!(page.contains("path: real path to"), "no path line");
+        // The same runs on the simulator show their link.
+        let sim = ResultsDoc {
+            backend: "sim".into(),
+            ..d
+        };
+        let page = render(&[Source::new(sim)], &Options::default());
+        for link in ["link used", "queue p99", "bottleneck queue"] {
+            assert!(
+                page.contains(link),
+                "{link} missing from a simulated report"
+            );
+        }
     }
 
     #[test]

@@ -12,12 +12,15 @@
 //! - [`compare`]: pair the runs of two results documents, metric by metric.
 //! - [`chartfile`]: every chart of a report as an SVG or PNG file (PNG rendered by resvg).
 //! - [`describe`]: the path a document ran, in one line (terminal header, report sections).
+//! - [`host`]: measurements of real hosts: their link fields are unknown, their fitted path
+//!   and prediction (the document's `fit`).
 
 pub mod calpage;
 pub mod chartfile;
 pub mod compare;
 pub mod describe;
 pub mod export;
+pub mod host;
 pub mod html;
 pub mod load;
 pub mod overlay;

@@ -418,8 +418,13 @@ fn table(out: &mut String, docs: &[&ResultsDoc], rows: &[Vec<Option<usize>>], pa
                 );
             }
             if j == 0 {
+                // A real path's utilisation is unknown ("–"), not zero.
                 let vals: Vec<Option<f64>> = (0..n)
-                    .map(|d| run_of(row, d).map(|r| r.link.utilization))
+                    .map(|d| {
+                        run_of(row, d)
+                            .filter(|_| crate::host::link_known(docs[d]))
+                            .map(|r| r.link.utilization)
+                    })
                     .collect();
                 cells(out, &vals, units::pct, &format!(" rowspan=\"{nf}\""));
             }
@@ -527,6 +532,7 @@ fn run_row(
             run: r,
             label: Some(labels[*d]),
             dash: dash(*d),
+            link_known: crate::host::link_known(docs[*d]),
         })
         .collect();
     if refs.is_empty() {

@@ -130,6 +130,8 @@ struct Built {
 /// Runs of one matrix point with several seeds (`--repeat`) are folded into one row per flow
 /// showing the median and the [min-max] range (named under the table). Published figures
 /// get their ratio cclab / published and a summary; unfinished sized flows are flagged.
+/// Measurements of real hosts (backend "host") have no link lines: a real path's link is
+/// unknown (Jain's index of several streams keeps a line).
 pub fn render(doc: &ResultsDoc, title: &str) -> String {
     let b = build(doc, title);
     let mut out = String::new();
@@ -257,6 +259,8 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
         .any(|r| r.flows.iter().any(|f| f.size_bytes.is_some()));
     let groups = groups(doc);
     let multi_seed = groups.iter().any(|g| g.len() > 1);
+    // Measurements of real hosts have no emulated link: no link lines.
+    let link_known = crate::host::link_known(doc);
     let mut header = vec!["#".to_string()];
     header.extend(param_keys.iter().cloned());
     if multi_seed {
@@ -398,10 +402,22 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             }
             grid.rows.push(row);
         }
+        let jain: Vec<f64> = g.iter().map(|r| r.jain).collect();
+        if !link_known {
+            // A real path: no link line (its fields are unknown), Jain's index over the
+            // streams when there are several.
+            if run.flows.len() > 1 {
+                link_lines.push(format!(
+                    "#{}: jain {}",
+                    i + 1,
+                    agg(jain, |x| format!("{x:.3}"))
+                ));
+            }
+            continue;
+        }
         let util: Vec<f64> = g.iter().map(|r| r.link.utilization).collect();
         let qp50: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p50).collect();
         let qp99: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p99).collect();
-        let jain: Vec<f64> = g.iter().map(|r| r.jain).collect();
         let counts =
             |pick: &dyn Fn(&RunResult) -> u64| -> Vec<u64> { g.iter().map(|r| pick(r)).collect() };
         let drops_b = count_agg(counts(&|r| r.link.drops_buffer));
@@ -454,7 +470,12 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
     let sizes: Vec<usize> = groups.iter().map(|g| g.len()).collect();
     if let Some(stat) = statistic(&sizes) {
         notes.push(format!(
-            "figures over seeds: {stat}, in the table and the link lines"
+            "figures over seeds: {stat}, in the table{}",
+            if link_lines.is_empty() {
+                ""
+            } else {
+                " and the link lines"
+            }
         ));
     }
     if !ratios.is_empty() {
@@ -715,6 +736,31 @@ mod tests {
         // Bulk flows are never unfinished.
         let t = render(&doc(vec![run(1, 0.0, 8e6)]), "title");
         assert!(!t.contains("unfinished") && !t.contains("warning"), "{t}");
+    }
+
+    #[test]
+    fn real_paths_have_no_link_lines() {
+        let mut d = doc(vec![run(1, 0.0, 8e6), run(1, 0.01, 4e6)]);
+        d.backend = "host".into();
+        // A run of two streams keeps its Jain's index.
+        let mut second = d.runs[1].flows[0].clone();
+        second.id = 1;
+        d.runs[1].flows.push(second);
+        d.runs[1].jain = 0.9;
+        let t = render(&d, "title");
+        assert!(!t.contains(": link ") && !t.contains("used"), "{t}");
+        assert!(
+            t.contains("#2: jain 0.900") && !t.contains("#1: jain"),
+            "{t}"
+        );
+        assert!(render_markdown(&d, "title").contains("- #2: jain 0.900"));
+        // The same runs on the simulator have their link lines.
+        d.backend = "sim".into();
+        let t = render(&d, "title");
+        assert!(
+            t.contains("#1: link 0% used") && t.contains("#2: link "),
+            "{t}"
+        );
     }
 
     /// Unescaped `|` in a Markdown table row (cell boundaries).
