@@ -454,6 +454,118 @@ pub fn buffer(
     }
 }
 
+/// Shortest a smoothed RTT must last to count as a queue's peak, s: two 10 ms samples.
+const SPIKE_S: f64 = 0.02;
+
+/// The largest queueing delay a run's smoothed RTT held for `hold_s` or longer between
+/// `from_s` and `to_s` of the run, above `base_s`: the highest of the lowest smoothed RTT over
+/// every span of `hold_s`. A spike (a late ACK, a host stall) lasts less than a round trip and
+/// does not count; a queue held at the buffer's end for a round trip does.
+pub fn held_queue_s(samples: &[Sample], from_s: f64, to_s: f64, hold_s: f64, base_s: f64) -> f64 {
+    let pts: Vec<(f64, f64)> = samples
+        .iter()
+        .filter(|s| s.srtt_us > 0)
+        .map(|s| (s.t_us as f64 / 1e6, s.srtt_us as f64 / 1e6))
+        .filter(|&(t, _)| t >= from_s && t <= to_s)
+        .collect();
+    let mut best = 0.0f64;
+    for (i, &(t0, _)) in pts.iter().enumerate() {
+        if t0 + hold_s > pts.last().map_or(0.0, |p| p.0) {
+            break;
+        }
+        let low = pts[i..]
+            .iter()
+            .take_while(|&&(t, _)| t <= t0 + hold_s)
+            .map(|&(_, r)| r)
+            .fold(f64::INFINITY, f64::min);
+        best = best.max(low - base_s);
+    }
+    best.max(0.0)
+}
+
+/// The buffer from both probes that can reach it: the CUBIC probe ([`buffer`], already read)
+/// and the rate probe's start-up (`startup`: its samples, `startup_s` its span as
+/// [`rate_windows`] leaves it out of the rate; `p_high` random loss's upper end).
+///
+/// A BBR start-up (pacing at 2.89 times the rate it has seen, its window doubling each round
+/// trip) ignores random loss and overshoots the bottleneck by one to two BDP before it
+/// drains, so it reaches the end of a buffer up to about 1.5 BDP deep whatever the random
+/// loss, where a loss-based controller on a lossy path takes its first loss well before. The
+/// queue its smoothed RTT held for a round trip ([`held_queue_s`], at the high end of the
+/// base RTT and the low end of the rate) is at most the buffer: a lower end in every case.
+///
+/// - CUBIC overflowed the buffer: its estimate, its low end raised to the start-up's (a
+///   CUBIC that overflowed only in its slow start reads a wide interval from its sawtooth).
+/// - Only the start-up did (lost more than random loss explains), on a round trip of two
+///   samples (20 ms) or more: the queue it held for a round trip at the fitted base RTT and
+///   rate, up to the highest queue that lasted 20 ms (at the other ends) plus three packets.
+///   A shorter round trip's overshoot is over between two 10 ms samples, so it is not read.
+/// - Neither: a lower bound, the larger of the two.
+pub fn fitted_buffer(
+    cubic: Estimate,
+    startup: &[Sample],
+    startup_s: f64,
+    rtt: &Estimate,
+    rate: &Estimate,
+    p_high: f64,
+) -> Estimate {
+    let bytes = |d: f64, r: f64| d.max(0.0) * r / 8.0;
+    let hold = rtt.value.max(SPIKE_S);
+    let base_hi = rtt.high.unwrap_or(rtt.value);
+    let held_low_s = held_queue_s(startup, 0.0, startup_s, hold, base_hi);
+    let held_low = bytes(held_low_s, rate.low);
+    if !cubic.is_lower_bound() {
+        if held_low <= cubic.low {
+            return cubic;
+        }
+        return Estimate {
+            low: held_low.min(cubic.value),
+            how: format!(
+                "{}; low end: the queue the rate probe's start-up held for a round trip ({:.2} ms)",
+                cubic.how,
+                held_low_s * 1e3
+            ),
+            ..cubic
+        };
+    }
+    let end = startup
+        .iter()
+        .take_while(|s| s.t_us as f64 / 1e6 <= startup_s)
+        .last()
+        .copied()
+        .unwrap_or_default();
+    let overflowed = congestion_loss(end.retrans as u64, end.segs_out as u64, p_high);
+    let held_s = held_queue_s(startup, 0.0, startup_s, hold, rtt.value);
+    let v = bytes(held_s, rate.value);
+    if overflowed && rtt.value >= SPIKE_S && v > 0.0 {
+        let peak_s = held_queue_s(startup, 0.0, startup_s, SPIKE_S, rtt.low);
+        let high = bytes(peak_s, rate.high.unwrap_or(rate.value)) + 3.0 * PACKET;
+        return Estimate {
+            value: v,
+            low: held_low.min(v),
+            high: Some(high.max(v)),
+            how: format!(
+                "the rate probe's start-up overflowed it ({} of {} segments retransmitted): the queue its smoothed RTT held for a round trip ({:.2} ms) x rate",
+                end.retrans,
+                end.segs_out,
+                held_s * 1e3
+            ),
+        };
+    }
+    if held_low > cubic.low {
+        return Estimate {
+            value: held_low,
+            low: held_low,
+            high: None,
+            how: format!(
+                "lower bound: no run overflowed it; the queue the rate probe's start-up held for a round trip ({:.2} ms) x rate",
+                held_low_s * 1e3
+            ),
+        };
+    }
+    cubic
+}
+
 /// Whether a run with `k` retransmits of `n` segments lost more than random loss (its 95%
 /// upper end `p_high`) explains: more than the mean plus three standard deviations.
 pub fn congestion_loss(k: u64, n: u64, p_high: f64) -> bool {
@@ -531,21 +643,19 @@ pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<Path
             .filter(|r| r.phase != "buffer")
             .map(|r| quantile(&srtt_s(&r.samples), 0.5))
             .collect();
-        let b = match phase("buffer") {
+        let p_high = loss.high.unwrap_or(1.0);
+        let cubic = match phase("buffer") {
             Some(c) => {
                 let l = c.samples.last().copied().unwrap_or_default();
-                let filled = congestion_loss(
-                    l.retrans as u64,
-                    l.segs_out as u64,
-                    loss.high.unwrap_or(1.0),
-                );
+                let filled = congestion_loss(l.retrans as u64, l.segs_out as u64, p_high);
                 buffer(&c.samples, &rtt, &rate, filled, &other_q)
             }
             None => {
-                notes.push("no CUBIC probe: the buffer is a lower bound".into());
+                notes.push("no CUBIC probe: the buffer is read from the rate probe alone".into());
                 buffer(&[], &rtt, &rate, false, &other_q)
             }
         };
+        let b = fitted_buffer(cubic, &rate_run.samples, skip, &rtt, &rate, p_high);
         (b, notes)
     };
     let mut measured: Vec<Measured> = Vec::new();
@@ -945,6 +1055,120 @@ mod tests {
         assert!(!congestion_loss(60, 10_000, 0.006));
         assert!(congestion_loss(200, 10_000, 0.006));
         assert!(congestion_loss(10, 10_000, 0.0));
+    }
+
+    /// A BBR start-up on 50 Mbit/s x 40 ms with a 200 kB buffer (32 ms of queue): the queue
+    /// ramps up over 0.2-0.5 s, holds at the buffer's end for 3 round trips, drains, then
+    /// stays small; a 60 ms spike (a host stall) at 1.5 s; `retrans` by the end of start-up.
+    fn startup(retrans: u32, full: bool) -> Vec<Sample> {
+        let top = if full { 0.032 } else { 0.020 };
+        (1..=300)
+            .map(|i| {
+                let t = i as f64 * 0.01;
+                let q = match t {
+                    t if t < 0.2 => 0.0,
+                    t if t < 0.5 => top * (t - 0.2) / 0.3,
+                    t if t < 0.62 => top,
+                    t if t < 0.7 => top * (0.7 - t) / 0.08,
+                    t if (1.5..1.52).contains(&t) => 0.060,
+                    _ => 0.002,
+                };
+                Sample {
+                    t_us: (t * 1e6) as u32,
+                    srtt_us: ((0.040 + q) * 1e6) as u32,
+                    min_rtt_us: 40_000,
+                    retrans: if t > 0.5 { retrans } else { 0 },
+                    segs_out: (t * 4000.0) as u32,
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_rate_probes_start_up_reads_a_buffer_random_loss_hides_from_cubic() {
+        let (rtt, rate) = (est(0.040, 0.0399, 0.0402), est(50e6, 49e6, 51e6));
+        // The spike is too short to count; the queue held for a round trip is.
+        let s = startup(200, true);
+        let held = held_queue_s(&s, 0.0, 2.0, 0.040, 0.040);
+        assert!((held - 0.032).abs() < 1e-4, "{held}");
+        assert!(held_queue_s(&s, 0.0, 2.0, 0.005, 0.040) > 0.059);
+        // CUBIC kept below the buffer: a 5 kB lower bound.
+        let small = Estimate {
+            value: 5e3,
+            low: 5e3,
+            high: None,
+            how: "lower bound".into(),
+        };
+        let fb = |s: &[Sample], rtt: &Estimate, p: f64| {
+            fitted_buffer(small.clone(), s, 2.0, rtt, &rate, p)
+        };
+        // Overflowed (200 losses of ~8,000 segments against 0.5% random): an estimate.
+        let e = fb(&s, &rtt, 0.005);
+        assert!((e.value - 200e3).abs() < 2e3, "{e:?}");
+        assert!(
+            e.contains(200e3) && e.low < e.value && e.how.contains("start-up overflowed"),
+            "{e:?}"
+        );
+        // As many losses as random loss explains, or none: the held queue as a lower bound.
+        for e in [fb(&s, &rtt, 0.03), fb(&startup(0, false), &rtt, 0.0)] {
+            assert!(
+                e.is_lower_bound() && e.low > 100e3 && e.low < 200e3,
+                "{e:?}"
+            );
+        }
+        // A 10 ms round trip's overshoot falls between samples: not read as an estimate.
+        let short = est(0.010, 0.0099, 0.0102);
+        assert!(fb(&s, &short, 0.005).is_lower_bound());
+        // Nothing held: CUBIC's bound stands.
+        assert_eq!(fb(&queued(0.040, &[0.0; 200]), &rtt, 0.0), small);
+        // In the fit: CUBIC (its probe queue-free, as random loss keeps it) gives only a
+        // small bound; the start-up's overflow gives the buffer.
+        let fit_with_cubic = |rate_samples: Vec<Sample>, cubic: ProbeRun| {
+            let mut loss = probe_run("loss", queued(0.040, &[0.0; 300]));
+            let last = loss.samples.last_mut().unwrap();
+            (last.retrans, last.segs_out) = (50, 10_000);
+            let mut r = probe_run("rate", rate_samples);
+            // 50 Mbit/s of payload acked.
+            for x in r.samples.iter_mut() {
+                x.bytes_acked = (x.t_us as f64 / 1e6 * 50e6 / 8.0 * MSS / PACKET) as u64;
+            }
+            fit(&[r, loss, cubic], &[], FitMeta::default()).unwrap()
+        };
+        let fit_with = |rate_samples: Vec<Sample>| {
+            fit_with_cubic(
+                rate_samples,
+                probe_run("buffer", queued(0.040, &[0.001; 300])),
+            )
+        };
+        let f = fit_with(startup(200, true));
+        assert!(!f.buffer_bytes.is_lower_bound(), "{:?}", f.buffer_bytes);
+        assert!(f.buffer_bytes.contains(200e3), "{:?}", f.buffer_bytes);
+        // No overflow anywhere: a lower bound, the start-up's held queue (20 ms at the rate's
+        // low end), far above CUBIC's 1 ms, below the truth.
+        let f = fit_with(startup(0, false));
+        let b = &f.buffer_bytes;
+        assert!(b.is_lower_bound() && b.how.contains("start-up"), "{b:?}");
+        assert!(b.low > 115e3 && b.low <= 125.1e3, "{b:?}");
+        // A CUBIC that overflowed in its slow start only (a brief peak, then a small
+        // sawtooth) reads an estimate with a wide interval; the start-up raises its low end.
+        let mut q = vec![0.002; 300];
+        q[20..24].fill(0.032);
+        let mut cubic = probe_run("buffer", queued(0.040, &q));
+        let last = cubic.samples.last_mut().unwrap();
+        (last.retrans, last.segs_out) = (150, 3_000);
+        let alone = fit_with_cubic(startup(0, false), cubic.clone()).buffer_bytes;
+        assert!(
+            !alone.is_lower_bound() && alone.how.contains("CUBIC"),
+            "{alone:?}"
+        );
+        let both = fit_with_cubic(startup(200, true), cubic).buffer_bytes;
+        assert!(
+            both.how.contains("low end") && both.contains(200e3) && both.value == alone.value,
+            "{both:?}"
+        );
+        let w = |e: &Estimate| e.high.unwrap() - e.low;
+        assert!(w(&both) < w(&alone) / 2.0, "{both:?} {alone:?}");
     }
 
     #[test]

@@ -81,11 +81,18 @@ fn fit_check_holds_the_fit_and_prediction_against_a_lossy_lab_path() {
     for c in r["criteria"].as_array().unwrap() {
         assert_eq!(c["pass"], true, "{c}");
     }
-    // The element drew about the configured loss; the buffer's truth is within its bound.
+    // The element drew about the configured loss. Random loss keeps CUBIC's probe below the
+    // 1 BDP buffer, but BBR's start-up in the rate probe overflows it: an estimate (not a
+    // lower bound) whose interval holds the truth.
     let drawn = r["truth"]["drawn_loss"].as_f64().unwrap();
     assert!((0.008..0.012).contains(&drawn), "{drawn}");
-    assert_eq!(r["buffer_held"], true);
     let fit = &r["fit"];
+    assert!(
+        !fit["buffer_bytes"]["high"].is_null(),
+        "{}",
+        fit["buffer_bytes"]
+    );
+    assert_eq!(r["buffer_held"], true, "{}", fit["buffer_bytes"]);
     assert_eq!(fit["streams"], 4);
     let phases: Vec<&str> = fit["phases"]
         .as_array()
