@@ -373,6 +373,82 @@ pub fn random_loss(retransmits: u64, segments: u64) -> Estimate {
     }
 }
 
+/// Window in which the loss phase's retransmits are counted, s.
+const LOSS_WINDOW_S: f64 = 0.1;
+
+/// The loss phase's count: what random loss is read from, and what was left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LossCount {
+    pub lost: u64,
+    pub sent: u64,
+    /// Windows left out as congestion episodes, and their retransmits and segments.
+    pub episodes: u32,
+    pub episode_lost: u64,
+    pub episode_sent: u64,
+}
+
+/// Count the paced probe's losses (`parts`: each part's samples), leaving out congestion
+/// episodes. Random loss is memoryless: the retransmits of a 100 ms window follow a binomial
+/// at the rate of the rest. A queue that overflows (a host stall that bunches the paced
+/// packets, cross traffic) drops a burst instead, tens of packets in a window where the rest
+/// predicts a few; such a window, more than `3e + 6 sqrt(e) + 10` for `e` expected from the
+/// other windows, is not random loss, and its losses and segments are left out (repeated
+/// until none stands out). Bursty random loss (Gilbert-Elliott bursts of a few packets)
+/// stays far below that bound.
+pub fn loss_count(parts: &[&[Sample]]) -> LossCount {
+    // (retransmits, segments) per window, every part from its own start.
+    let mut win: Vec<(u64, u64)> = Vec::new();
+    for samples in parts {
+        let (mut k0, mut n0, mut t0) = (0u64, 0u64, 0.0f64);
+        let mut last = (0u64, 0u64);
+        for s in samples.iter() {
+            let t = s.t_us as f64 / 1e6;
+            last = (s.retrans as u64, s.segs_out as u64);
+            if t - t0 >= LOSS_WINDOW_S {
+                win.push((last.0.saturating_sub(k0), last.1.saturating_sub(n0)));
+                (k0, n0, t0) = (last.0, last.1, t);
+            }
+        }
+        if last.1 > n0 {
+            win.push((last.0.saturating_sub(k0), last.1 - n0));
+        }
+    }
+    let mut out_of = vec![false; win.len()];
+    loop {
+        let (k, n) = win
+            .iter()
+            .zip(&out_of)
+            .filter(|(_, o)| !**o)
+            .fold((0u64, 0u64), |(k, n), (w, _)| (k + w.0, n + w.1));
+        let mut more = false;
+        for (i, &(kw, nw)) in win.iter().enumerate() {
+            if out_of[i] || n <= nw {
+                continue;
+            }
+            let e = (k - kw) as f64 / (n - nw) as f64 * nw as f64;
+            if kw as f64 > 3.0 * e + 6.0 * e.sqrt() + 10.0 {
+                out_of[i] = true;
+                more = true;
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    let mut c = LossCount::default();
+    for (&(kw, nw), &o) in win.iter().zip(&out_of) {
+        if o {
+            c.episodes += 1;
+            c.episode_lost += kw;
+            c.episode_sent += nw;
+        } else {
+            c.lost += kw;
+            c.sent += nw;
+        }
+    }
+    c
+}
+
 /// Losses the loss phase aims at: a 95% interval of about +-20% of the rate.
 pub const LOSS_TARGET: u64 = 100;
 
@@ -494,12 +570,13 @@ pub fn held_queue_s(samples: &[Sample], from_s: f64, to_s: f64, hold_s: f64, bas
 /// queue its smoothed RTT held for a round trip ([`held_queue_s`], at the high end of the
 /// base RTT and the low end of the rate) is at most the buffer: a lower end in every case.
 ///
-/// - CUBIC overflowed the buffer: its estimate, its low end raised to the start-up's (a
-///   CUBIC that overflowed only in its slow start reads a wide interval from its sawtooth).
-/// - Only the start-up did (lost more than random loss explains), on a round trip of two
+/// - The start-up overflowed it (lost more than random loss explains) on a round trip of two
 ///   samples (20 ms) or more: the queue it held for a round trip at the fitted base RTT and
 ///   rate, up to the highest queue that lasted 20 ms (at the other ends) plus three packets.
 ///   A shorter round trip's overshoot is over between two 10 ms samples, so it is not read.
+/// - CUBIC overflowed it: its estimate; with the start-up's as well, the larger value and
+///   low end (a CUBIC that overflowed only in its slow start under-reads the buffer and its
+///   low end), and the higher high end; else its low end raised to the start-up's held queue.
 /// - Neither: a lower bound, the larger of the two.
 pub fn fitted_buffer(
     cubic: Estimate,
@@ -514,7 +591,42 @@ pub fn fitted_buffer(
     let base_hi = rtt.high.unwrap_or(rtt.value);
     let held_low_s = held_queue_s(startup, 0.0, startup_s, hold, base_hi);
     let held_low = bytes(held_low_s, rate.low);
+    let end = startup
+        .iter()
+        .take_while(|s| s.t_us as f64 / 1e6 <= startup_s)
+        .last()
+        .copied()
+        .unwrap_or_default();
+    let overflowed = congestion_loss(end.retrans as u64, end.segs_out as u64, p_high);
+    let held_s = held_queue_s(startup, 0.0, startup_s, hold, rtt.value);
+    let v = bytes(held_s, rate.value);
+    let from_startup = (overflowed && rtt.value >= SPIKE_S && v > 0.0).then(|| {
+        let peak_s = held_queue_s(startup, 0.0, startup_s, SPIKE_S, rtt.low);
+        let high = bytes(peak_s, rate.high.unwrap_or(rate.value)) + 3.0 * PACKET;
+        Estimate {
+            value: v,
+            low: held_low.min(v),
+            high: Some(high.max(v)),
+            how: format!(
+                "the rate probe's start-up overflowed it ({} of {} segments retransmitted): the queue its smoothed RTT held for a round trip ({:.2} ms) x rate",
+                end.retrans,
+                end.segs_out,
+                held_s * 1e3
+            ),
+        }
+    });
     if !cubic.is_lower_bound() {
+        // Both read it: a held queue is never above the buffer, so the larger value and the
+        // larger low end; the wider high end.
+        if let Some(st) = from_startup {
+            let value = cubic.value.max(st.value);
+            return Estimate {
+                value,
+                low: cubic.low.max(st.low).min(value),
+                high: Some(cubic.high.unwrap_or(value).max(st.high.unwrap_or(value))),
+                how: format!("{}; and {}", cubic.how, st.how),
+            };
+        }
         if held_low <= cubic.low {
             return cubic;
         }
@@ -528,29 +640,8 @@ pub fn fitted_buffer(
             ..cubic
         };
     }
-    let end = startup
-        .iter()
-        .take_while(|s| s.t_us as f64 / 1e6 <= startup_s)
-        .last()
-        .copied()
-        .unwrap_or_default();
-    let overflowed = congestion_loss(end.retrans as u64, end.segs_out as u64, p_high);
-    let held_s = held_queue_s(startup, 0.0, startup_s, hold, rtt.value);
-    let v = bytes(held_s, rate.value);
-    if overflowed && rtt.value >= SPIKE_S && v > 0.0 {
-        let peak_s = held_queue_s(startup, 0.0, startup_s, SPIKE_S, rtt.low);
-        let high = bytes(peak_s, rate.high.unwrap_or(rate.value)) + 3.0 * PACKET;
-        return Estimate {
-            value: v,
-            low: held_low.min(v),
-            high: Some(high.max(v)),
-            how: format!(
-                "the rate probe's start-up overflowed it ({} of {} segments retransmitted): the queue its smoothed RTT held for a round trip ({:.2} ms) x rate",
-                end.retrans,
-                end.segs_out,
-                held_s * 1e3
-            ),
-        };
+    if let Some(st) = from_startup {
+        return st;
     }
     if held_low > cubic.low {
         return Estimate {
@@ -629,13 +720,23 @@ pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<Path
         .flat_map(|r| srtt_s(&r.samples))
         .collect();
     let rtt = base_rtt(min_rtt, &unqueued, rate.value);
-    let (lost, sent) = loss_runs.iter().fold((0, 0), |(k, n), r| {
-        let last = r.samples.last().copied().unwrap_or_default();
-        (k + last.retrans as u64, n + last.segs_out as u64)
-    });
-    let loss = random_loss(lost, sent);
+    let parts: Vec<&[Sample]> = loss_runs.iter().map(|r| r.samples.as_slice()).collect();
+    let count = loss_count(&parts);
+    let (lost, sent) = (count.lost, count.sent);
+    let mut loss = random_loss(lost, sent);
     let (buffer_est, notes) = {
         let mut notes = meta.notes.clone();
+        if count.episodes > 0 {
+            let left_out = format!(
+                "{} retransmits of {} segments in {} burst{} of 100 ms left out: congestion episodes (a queue overflowed: a host stall or cross traffic), not random loss",
+                count.episode_lost,
+                count.episode_sent,
+                count.episodes,
+                if count.episodes == 1 { "" } else { "s" }
+            );
+            loss.how = format!("{}; {left_out}", loss.how);
+            notes.push(format!("the loss phase: {left_out}"));
+        }
         // The single-stream probes only: the measured runs' streams (and their hosts'
         // queues) add delay beyond the bottleneck's buffer.
         let other_q: Vec<f64> = probe
@@ -988,6 +1089,64 @@ mod tests {
         assert!(l < 0.005 && 0.005 < h && l > 0.003 && h < 0.007, "{l} {h}");
     }
 
+    /// A paced part of `secs` at `segs_per_s`, losing each segment with probability `p`,
+    /// and `burst` segments more at once at `burst_at` s; samples every 10 ms.
+    fn paced_part(
+        rng: &mut Rng,
+        secs: f64,
+        segs_per_s: f64,
+        p: f64,
+        burst: u32,
+        burst_at: f64,
+    ) -> Vec<Sample> {
+        let per = (segs_per_s * 0.01) as u32;
+        let (mut k, mut n) = (0u32, 0u32);
+        (1..=(secs * 100.0) as u32)
+            .map(|i| {
+                n += per;
+                k += (0..per).filter(|_| rng.f() < p).count() as u32;
+                let t = i as f64 * 0.01;
+                if (t - burst_at).abs() < 0.005 {
+                    k += burst;
+                }
+                Sample {
+                    t_us: (t * 1e6) as u32,
+                    retrans: k,
+                    segs_out: n,
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_congestion_burst_is_left_out_of_the_random_loss() {
+        let mut rng = Rng(5);
+        // Lossless 1 Gbit/s path paced at 700 Mbit/s: a clean part, then one where a stall
+        // overflowed the queue (136 losses at once). The count keeps the truth, 0.
+        let clean = paced_part(&mut rng, 3.0, 60_000.0, 0.0, 0, 0.0);
+        let hit = paced_part(&mut rng, 3.0, 60_000.0, 0.0, 136, 1.2);
+        let c = loss_count(&[&clean, &hit]);
+        assert_eq!((c.lost, c.episodes, c.episode_lost), (0, 1, 136), "{c:?}");
+        assert_eq!(c.sent + c.episode_sent, 360_000);
+        assert!(random_loss(c.lost, c.sent).contains(0.0));
+        // 0.5% random loss with a burst of 150 on top: the burst goes, the rate stays.
+        let part = paced_part(&mut rng, 7.0, 6_000.0, 0.005, 150, 3.0);
+        let c = loss_count(&[&part]);
+        assert_eq!((c.episodes, c.episode_lost >= 150), (1, true), "{c:?}");
+        assert!(random_loss(c.lost, c.sent).contains(0.005), "{c:?}");
+        // Random loss alone, even at 2% or in bursts of 4 (Gilbert-like): nothing left out.
+        for p in [0.001, 0.005, 0.02] {
+            let part = paced_part(&mut rng, 7.0, 6_000.0, p, 0, 0.0);
+            assert_eq!(loss_count(&[&part]).episodes, 0, "p {p}");
+        }
+        let mut bursty = paced_part(&mut rng, 7.0, 6_000.0, 0.0025, 0, 0.0);
+        for s in bursty.iter_mut() {
+            s.retrans *= 4;
+        }
+        assert_eq!(loss_count(&[&bursty]).episodes, 0);
+    }
+
     #[test]
     fn the_loss_phase_stops_when_precise_or_too_small_to_matter() {
         // 1 Gbit/s x 2 ms: 167 packets; a loss under ~1.3e-5 cannot limit Reno there.
@@ -1164,7 +1323,9 @@ mod tests {
         );
         let both = fit_with_cubic(startup(200, true), cubic).buffer_bytes;
         assert!(
-            both.how.contains("low end") && both.contains(200e3) && both.value == alone.value,
+            both.how.contains("start-up overflowed")
+                && both.contains(200e3)
+                && both.value >= alone.value,
             "{both:?}"
         );
         let w = |e: &Estimate| e.high.unwrap() - e.low;

@@ -135,19 +135,31 @@ pub(crate) fn run(
     ));
     // In parts, each a fresh connection (the paced start keeps it queue-free), until the
     // count is precise or shown too small to matter, within the budget.
-    let (mut k, mut n, mut spent) = (0u64, 0u64, 0.0f64);
+    let mut spent = 0.0f64;
     let part_max = (max.as_secs_f64() / 2.0).max(1.0);
     loop {
-        let r = phase(s, "loss", &bbr, d, pace)?;
-        let sm = r.summary();
-        k += sm.retransmits;
-        n += sm.segments_sent;
+        out.push(phase(s, "loss", &bbr, d, pace)?);
+        // Counted as the fit counts them: congestion bursts left out.
+        let parts: Vec<&[crate::protocol::Sample]> = out
+            .iter()
+            .filter(|r| r.phase == "loss")
+            .map(|r| r.samples.as_slice())
+            .collect();
+        let c = fit::loss_count(&parts);
+        let (k, n) = (c.lost, c.sent);
         spent += d.as_secs_f64();
         say(format!(
-            "     {k} retransmitted of {n} segments ({:.0} s)",
-            spent
+            "     {k} retransmitted of {n} segments ({:.0} s){}",
+            spent,
+            if c.episodes > 0 {
+                format!(
+                    "; {} in {} congestion burst(s) left out",
+                    c.episode_lost, c.episodes
+                )
+            } else {
+                String::new()
+            }
         ));
-        out.push(r);
         let left = LOSS_BUDGET_S - spent;
         if fit::loss_read_enough(k, n, bdp_pkts) {
             break;
