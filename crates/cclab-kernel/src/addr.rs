@@ -26,6 +26,12 @@ pub fn receiver(g: usize) -> [u8; 4] {
     [198, 18, 1, 10 + g as u8]
 }
 
+/// The flow group whose receiver address `a` is, if it is one.
+pub fn group_of(a: [u8; 4]) -> Option<usize> {
+    (a[..3] == [198, 18, 1] && (10..10 + MAX_GROUPS).contains(&(a[3] as usize)))
+        .then(|| a[3] as usize - 10)
+}
+
 pub fn is_sender_side(a: [u8; 4]) -> bool {
     a[0] == 198 && a[1] == 18 && a[2] == 0
 }

@@ -485,6 +485,9 @@ enum Dir {
 struct Parsed {
     dir: Dir,
     flow: Option<u32>,
+    /// The flow group of the receiver-side address (destination of data, source of ACKs):
+    /// what places traffic of no cclab flow (`cclab lab up`) on its group's path.
+    group: Option<usize>,
     tcp: bool,
     payload: u32,
     /// SYN, FIN or RST.
@@ -506,6 +509,7 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
     let mut r = Parsed {
         dir: Dir::Data,
         flow: None,
+        group: None,
         tcp: false,
         payload: 0,
         control: false,
@@ -526,6 +530,8 @@ fn parse(p: &[u8], nflows: usize) -> Parsed {
     if addr::is_sender_side(dst) {
         r.dir = Dir::Ack;
     }
+    let src = [p[12], p[13], p[14], p[15]];
+    r.group = addr::group_of(if r.dir == Dir::Data { dst } else { src });
     let ihl = (p[0] & 0xf) as usize * 4;
     if p[9] != libc::IPPROTO_TCP as u8 || p.len() < ihl + 20 {
         return r;
@@ -709,9 +715,10 @@ impl El<'_> {
         let ngroups = self.cfg.group_extra_ns.len();
         let raw = &b[self.vnet..];
         let p = parse(raw, nflows);
-        let line = p
-            .flow
-            .map_or(ngroups, |f| self.cfg.flow_group[f as usize] as usize);
+        let line = match p.flow {
+            Some(f) => self.cfg.flow_group[f as usize] as usize,
+            None => p.group.filter(|&g| g < ngroups).unwrap_or(ngroups),
+        };
         self.trace_packet(&p, b, now, counting);
         let hl = (p.ihl + p.doff) as u32;
         let mut d = buffer();

@@ -218,6 +218,33 @@ pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
         .map(|cc| format!("kernel has no {cc} (has: {})", avail.join(" ")))
 }
 
+/// The lab for scenario `sc`: its path in the element, its hosts' settings in the end
+/// namespaces, a receiver address per flow group (with the group's extra RTT, initial
+/// window and ECN); `flow_group`: the group of each of cclab's own flows (empty when other
+/// traffic crosses the lab).
+pub fn lab_config(sc: &Scenario, opts: &KernelOptions, flow_group: Vec<u32>) -> lab::LabConfig {
+    let link = &sc.link;
+    lab::LabConfig {
+        element: element::ElementConfig {
+            link: link.desc(),
+            seed: sc.seed,
+            group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
+            flow_group,
+            timing: opts.timing,
+            realtime: opts.realtime,
+            mode: opts.mode.unwrap_or_else(|| mode_for(link)),
+            pin: opts.pin,
+            mss: link.mss,
+            bin_ns: opts.series_interval_ns,
+        },
+        mtu: link.mss + cclab_scenario::HEADER_BYTES as u32,
+        group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
+        group_ecn: sc.flows.iter().map(|f| f.ecn).collect(),
+        host: sc.hosts.tcp.clone(),
+        keep_namespaces: opts.keep_namespaces,
+    }
+}
+
 /// A run's result plus what only the kernel lab measures.
 #[derive(Clone, Debug)]
 pub struct KernelRun {
@@ -325,8 +352,6 @@ pub fn run_scenario_detailed(
             addr::MAX_GROUPS
         )));
     }
-    let link = &sc.link;
-    let mtu = link.mss + cclab_scenario::HEADER_BYTES as u32;
     let mut plans = Vec::new();
     for (g, f) in sc.flows.iter().enumerate() {
         for _ in 0..f.count {
@@ -349,25 +374,7 @@ pub fn run_scenario_detailed(
         .map_err(|e| KernelError::Io(e.to_string()))?;
     let _signals = sys::SignalGuard::install();
     let mut lab = lab::Lab::create(
-        lab::LabConfig {
-            element: element::ElementConfig {
-                link: link.desc(),
-                seed: sc.seed,
-                group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
-                flow_group: plans.iter().map(|p| p.group).collect(),
-                timing: opts.timing,
-                realtime: opts.realtime,
-                mode: opts.mode.unwrap_or_else(|| mode_for(link)),
-                pin: opts.pin,
-                mss: link.mss,
-                bin_ns: opts.series_interval_ns,
-            },
-            mtu,
-            group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
-            group_ecn: sc.flows.iter().map(|f| f.ecn).collect(),
-            host: sc.hosts.tcp.clone(),
-            keep_namespaces: opts.keep_namespaces,
-        },
+        lab_config(sc, opts, plans.iter().map(|p| p.group).collect()),
         trace,
     )?;
     let pin = opts.pin;

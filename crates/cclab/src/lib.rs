@@ -8,6 +8,7 @@
 //! - [`bench`]: simulator speed benchmarks (`cclab bench`).
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`fitcheck`]: `cclab lab fit-check`, the fit and prediction against lab paths.
+//! - [`labup`]: `cclab lab up`, a scenario's path held open in the kernel lab for any traffic.
 //! - [`predict`]: the simulator on a path fitted to a real-host measurement (`--predict`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
@@ -16,6 +17,7 @@ pub mod backends;
 pub mod bench;
 pub mod calibrate;
 pub mod fitcheck;
+pub mod labup;
 pub mod predict;
 pub mod reference;
 pub mod reports;

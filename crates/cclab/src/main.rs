@@ -294,9 +294,27 @@ struct GetArgs {
 enum LabCmd {
     /// Remove every namespace, link and process a killed kernel run left behind (cclab-* names)
     Clean(JsonArg),
+    /// Hold a scenario's path open between two lab namespaces for any traffic (iperf3, wget, cclab serve/perf) until Ctrl-C or --for (needs root)
+    Up(LabUpArgs),
     /// Hold `cclab perf`'s fit and prediction against known paths: serve and perf across the lab's element over each scenario's [link], then the fit against the link as configured and the prediction against the measurement (needs root)
     #[command(name = "fit-check")]
     FitCheck(FitCheckArgs),
+}
+
+#[derive(Args)]
+struct LabUpArgs {
+    /// Scenario file: its [link] (one path: --set picks a matrix point) and [hosts]
+    #[arg(value_name = "SCENARIO")]
+    scenario: String,
+    /// Override a scenario value first, as `cclab run --set` (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Take the lab down after this long (e.g. 90s, 30min, 2h; at most 24h)
+    #[arg(long = "for", default_value = "30min", value_name = "TIME")]
+    hold: String,
+    /// Print what is up, then what crossed the path, as two JSON lines on stdout
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -573,6 +591,7 @@ fn main() -> ExitCode {
         Cmd::Lab {
             cmd: LabCmd::FitCheck(a),
         } => cmd_fit_check(a),
+        Cmd::Lab { cmd: LabCmd::Up(a) } => cmd_lab_up(a),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -1321,6 +1340,26 @@ fn cmd_lab_clean(a: JsonArg) -> Result<(), Error> {
         println!("{}", serde_json::to_string_pretty(&report).expect("json"));
     } else {
         println!("{report}");
+    }
+    Ok(())
+}
+
+fn cmd_lab_up(a: LabUpArgs) -> Result<(), Error> {
+    let hold = cclab::labup::parse_hold(&a.hold)?;
+    let json = a.json;
+    let summary = cclab::labup::up(&a.scenario, &a.set, hold, |info| {
+        let mut o = std::io::stdout().lock();
+        if json {
+            let _ = writeln!(o, "{}", serde_json::to_string(info).expect("json"));
+        } else {
+            let _ = write!(o, "{}", cclab::labup::render_info(info));
+        }
+        let _ = o.flush();
+    })?;
+    if json {
+        println!("{}", serde_json::to_string(&summary).expect("json"));
+    } else {
+        print!("{}", cclab::labup::render_summary(&summary));
     }
     Ok(())
 }
