@@ -112,7 +112,7 @@ pub(crate) fn run(
         d.as_secs_f64()
     ));
     let r = phase(s, "rate", &bbr, d, 0)?;
-    let rate = fit::bottleneck_rate(&r.samples, skip, window, &[])
+    let rate = fit::bottleneck_rate(&r.samples, skip, window, &fit::Pooled::default())
         .map(|e| e.value)
         .unwrap_or(0.0);
     say(format!("     {:.2} Mbit/s on the wire", rate / 1e6));
