@@ -589,6 +589,8 @@ pub fn buffer(
 
 /// Shortest a smoothed RTT must last to count as a queue's peak, s: two 10 ms samples.
 const SPIKE_S: f64 = 0.02;
+/// Shortest round trip on which the rate probe's start-up reads the buffer, s.
+pub const STARTUP_MIN_RTT_S: f64 = 0.01;
 
 /// The largest queueing delay a run's smoothed RTT held for `hold_s` or longer between
 /// `from_s` and `to_s` of the run, above `base_s`: the highest of the lowest smoothed RTT over
@@ -627,10 +629,12 @@ pub fn held_queue_s(samples: &[Sample], from_s: f64, to_s: f64, hold_s: f64, bas
 /// queue its smoothed RTT held for a round trip ([`held_queue_s`], at the high end of the
 /// base RTT and the low end of the rate) is at most the buffer: a lower end in every case.
 ///
-/// - The start-up overflowed it (lost more than random loss explains) on a round trip of two
-///   samples (20 ms) or more: the queue it held for a round trip at the fitted base RTT and
-///   rate, up to the highest queue that lasted 20 ms (at the other ends) plus three packets.
-///   A shorter round trip's overshoot is over between two 10 ms samples, so it is not read.
+/// - The start-up overflowed it (lost more than random loss explains) on a round trip of
+///   [`STARTUP_MIN_RTT_S`] or more: the queue it held for a round trip (at least 20 ms) at
+///   the fitted base RTT and rate, up to the highest queue that lasted 20 ms (at the other
+///   ends) plus three packets. The overshoot keeps the queue at the buffer's end for about
+///   three round trips (until start-up sees the rate stop growing), 30 ms or more there; on a
+///   shorter round trip it is over between two 10 ms samples, so it is not read.
 /// - CUBIC overflowed it: its estimate; with the start-up's as well, the larger value and
 ///   low end (a CUBIC that overflowed only in its slow start under-reads the buffer and its
 ///   low end), and the higher high end; else its low end raised to the start-up's held queue.
@@ -657,7 +661,7 @@ pub fn fitted_buffer(
     let overflowed = congestion_loss(end.retrans as u64, end.segs_out as u64, p_high);
     let held_s = held_queue_s(startup, 0.0, startup_s, hold, rtt.value);
     let v = bytes(held_s, rate.value);
-    let from_startup = (overflowed && rtt.value >= SPIKE_S && v > 0.0).then(|| {
+    let from_startup = (overflowed && rtt.value >= STARTUP_MIN_RTT_S && v > 0.0).then(|| {
         let peak_s = held_queue_s(startup, 0.0, startup_s, SPIKE_S, rtt.low);
         let high = bytes(peak_s, rate.high.unwrap_or(rate.value)) + 3.0 * PACKET;
         Estimate {
@@ -1387,8 +1391,8 @@ mod tests {
                 "{e:?}"
             );
         }
-        // A 10 ms round trip's overshoot falls between samples: not read as an estimate.
-        let short = est(0.010, 0.0099, 0.0102);
+        // A 5 ms round trip's overshoot falls between samples: not read as an estimate.
+        let short = est(0.005, 0.0049, 0.0052);
         assert!(fb(&s, &short, 0.005).is_lower_bound());
         // Nothing held: CUBIC's bound stands.
         assert_eq!(fb(&queued(0.040, &[0.0; 200]), &rtt, 0.0), small);
