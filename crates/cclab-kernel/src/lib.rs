@@ -175,7 +175,7 @@ impl fmt::Display for KernelError {
             KernelError::Interrupted(s) => write!(
                 f,
                 "interrupted by {} ; the run stopped and its namespaces were removed",
-                if *s == libc::SIGINT { "SIGINT" } else { "SIGTERM" }
+                sys::signal_name(*s)
             ),
         }
     }

@@ -502,6 +502,15 @@ impl Drop for SignalGuard {
     }
 }
 
+/// `SIGINT` or `SIGTERM`: the name of a signal [`interrupted`] returned.
+pub fn signal_name(sig: i32) -> &'static str {
+    if sig == libc::SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    }
+}
+
 /// The signal (SIGINT/SIGTERM) received while a run was in progress, if any.
 pub fn interrupted() -> Option<i32> {
     match INTERRUPTED.load(Ordering::SeqCst) {

@@ -232,6 +232,13 @@ fn srtt_s(samples: &[Sample]) -> Vec<f64> {
         .collect()
 }
 
+/// The last sample at or before `t_s` of the run (samples in time order).
+fn sample_at(samples: &[Sample], t_s: f64) -> Option<Sample> {
+    let us = (t_s * 1e6).round() as u64;
+    let i = samples.partition_point(|s| s.t_us as u64 <= us);
+    i.checked_sub(1).map(|i| samples[i])
+}
+
 fn min_rtt_s(samples: &[Sample]) -> Option<f64> {
     samples
         .iter()
@@ -306,16 +313,7 @@ pub fn bottleneck_rate(
     }
     let nwin = ((span / window_s.max(0.01)).floor() as usize).max(3);
     let w = span / nwin as f64;
-    // Acked bytes at time t: the last sample at or before t.
-    let at = |t: f64| -> f64 {
-        let us = (t * 1e6).round() as u64;
-        let i = samples.partition_point(|s| s.t_us as u64 <= us);
-        if i == 0 {
-            0.0
-        } else {
-            samples[i - 1].bytes_acked as f64
-        }
-    };
+    let at = |t: f64| sample_at(samples, t).map_or(0.0, |s| s.bytes_acked as f64);
     let idle_at: Vec<f64> = samples
         .iter()
         .filter(|s| s.cwnd > 0 && s.cwnd <= IDLE_CWND)
@@ -506,6 +504,16 @@ pub fn loss_count(parts: &[&[Sample]]) -> LossCount {
     c
 }
 
+/// [`loss_count`] over the loss phase's parts among `probe`.
+pub fn loss_phase_count(probe: &[ProbeRun]) -> LossCount {
+    let parts: Vec<&[Sample]> = probe
+        .iter()
+        .filter(|r| r.phase == "loss")
+        .map(|r| r.samples.as_slice())
+        .collect();
+    loss_count(&parts)
+}
+
 /// Losses the loss phase aims at: a 95% interval of about +-20% of the rate.
 pub const LOSS_TARGET: u64 = 100;
 
@@ -652,12 +660,7 @@ pub fn fitted_buffer(
     let base_hi = rtt.high.unwrap_or(rtt.value);
     let held_low_s = held_queue_s(startup, 0.0, startup_s, hold, base_hi);
     let held_low = bytes(held_low_s, rate.low);
-    let end = startup
-        .iter()
-        .take_while(|s| s.t_us as f64 / 1e6 <= startup_s)
-        .last()
-        .copied()
-        .unwrap_or_default();
+    let end = sample_at(startup, startup_s).unwrap_or_default();
     let overflowed = congestion_loss(end.retrans as u64, end.segs_out as u64, p_high);
     let held_s = held_queue_s(startup, 0.0, startup_s, hold, rtt.value);
     let v = bytes(held_s, rate.value);
@@ -748,9 +751,9 @@ pub struct FitMeta {
 pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<PathFit, String> {
     let phase = |p: &str| probe.iter().find(|r| r.phase == p);
     let rate_run = phase("rate").ok_or("the probe has no rate phase")?;
-    // The loss phase may run in several parts (until enough losses): their counts add.
-    let loss_runs: Vec<&ProbeRun> = probe.iter().filter(|r| r.phase == "loss").collect();
-    if loss_runs.is_empty() {
+    // The loss phase may run in several parts (until enough losses): their counts add
+    // ([`loss_phase_count`]).
+    if phase("loss").is_none() {
         return Err("the probe has no loss phase".into());
     }
     let min_rtt = probe
@@ -780,8 +783,7 @@ pub fn fit(probe: &[ProbeRun], runs: &[RunResult], meta: FitMeta) -> Result<Path
         .flat_map(|r| srtt_s(&r.samples))
         .collect();
     let rtt = base_rtt(min_rtt, &unqueued, rate.value);
-    let parts: Vec<&[Sample]> = loss_runs.iter().map(|r| r.samples.as_slice()).collect();
-    let count = loss_count(&parts);
+    let count = loss_phase_count(probe);
     let (lost, sent) = (count.lost, count.sent);
     let mut loss = random_loss(lost, sent);
     let (buffer_est, notes) = {

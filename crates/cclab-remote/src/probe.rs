@@ -140,12 +140,7 @@ pub(crate) fn run(
     loop {
         out.push(phase(s, "loss", &bbr, d, pace)?);
         // Counted as the fit counts them: congestion bursts left out.
-        let parts: Vec<&[crate::protocol::Sample]> = out
-            .iter()
-            .filter(|r| r.phase == "loss")
-            .map(|r| r.samples.as_slice())
-            .collect();
-        let c = fit::loss_count(&parts);
+        let c = fit::loss_phase_count(&out);
         let (k, n) = (c.lost, c.sent);
         spent += d.as_secs_f64();
         say(format!(

@@ -12,7 +12,7 @@
 //! on paths like theirs before trusting it on one.
 
 use crate::predict::{predict_doc, PredictOptions};
-use crate::runner::{self, Error, RunOptions};
+use crate::runner::{self, Error};
 use cclab_kernel::{addr, lab_unavailable, sys};
 use cclab_remote::fit::{Estimate, PathFit};
 use cclab_remote::{lab, PerfOptions};
@@ -230,23 +230,11 @@ pub fn run(
             "cclab lab fit-check needs the kernel lab: {why} (`cclab doctor` shows what is missing)"
         )));
     }
-    let ro = RunOptions {
-        // Checked against the simulator's controllers: the scenario's flows run nothing here
-        // (their groups give the receiver addresses), so a bbr3 among them is no error.
-        backend: "sim".into(),
-        overrides: overrides.to_vec(),
-        ..Default::default()
-    };
     let mut out = Vec::new();
     for path in paths {
-        let plan = runner::plan(path, &ro)?;
-        let mut seen: Vec<&LinkSpec> = Vec::new();
-        for pt in &plan.points {
+        let plan = runner::plan_path(path, overrides)?;
+        for pt in plan.distinct_links() {
             let link = &pt.scenario.link;
-            if seen.contains(&link) {
-                continue;
-            }
-            seen.push(link);
             let point: String = pt
                 .params
                 .iter()

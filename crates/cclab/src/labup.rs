@@ -5,7 +5,7 @@
 //! two namespaces (iperf3, wget against a web server, `cclab serve` and `cclab perf`) crosses
 //! the path `cclab run --backend kernel` would run, on a kernel without netem.
 
-use crate::runner::{self, Error, RunOptions};
+use crate::runner::{self, Error};
 use cclab_kernel::{addr, lab, lab_unavailable, sys, KernelOptions};
 use cclab_results::{ResultsDoc, RunResult};
 use serde::Serialize;
@@ -98,20 +98,8 @@ pub fn up(
             MAX_HOLD.as_secs() / 3600
         )));
     }
-    let ro = RunOptions {
-        // Checked against the simulator's controllers: the scenario's flows run nothing here
-        // (their groups give the receiver addresses), so a bbr3 among them is no error.
-        backend: "sim".into(),
-        overrides: overrides.to_vec(),
-        ..Default::default()
-    };
-    let plan = runner::plan(path, &ro)?;
-    let mut links: Vec<&cclab_scenario::LinkSpec> = Vec::new();
-    for pt in &plan.points {
-        if !links.contains(&&pt.scenario.link) {
-            links.push(&pt.scenario.link);
-        }
-    }
+    let plan = runner::plan_path(path, overrides)?;
+    let links = plan.distinct_links();
     if links.len() > 1 {
         let swept: Vec<String> = plan.points[0]
             .params
@@ -162,6 +150,7 @@ pub fn up(
         .element()
         .count_from
         .store(sys::now_ns(), std::sync::atomic::Ordering::SeqCst);
+    let (element_cpus, traffic_cpus) = sys::placement().unwrap_or_default();
     let info = LabInfo {
         scenario: plan.name.clone(),
         path: path_line,
@@ -179,20 +168,13 @@ pub fn up(
             })
             .collect(),
         hold_s: hold.as_secs_f64(),
-        element_cpus: sys::placement().map(|p| p.0).unwrap_or_default(),
-        traffic_cpus: sys::placement().map(|p| p.1).unwrap_or_default(),
+        element_cpus,
+        traffic_cpus,
     };
     ready(&info);
     let ended_by = loop {
         if let Some(sig) = sys::interrupted() {
-            break Some(
-                if sig == libc::SIGINT {
-                    "SIGINT"
-                } else {
-                    "SIGTERM"
-                }
-                .to_string(),
-            );
+            break Some(sys::signal_name(sig).to_string());
         }
         let left = hold.saturating_sub(start.elapsed());
         if left.is_zero() {

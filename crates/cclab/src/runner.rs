@@ -108,6 +108,34 @@ pub struct Plan {
     pub source: Source,
 }
 
+impl Plan {
+    /// The first matrix point of each distinct `[link]`, in matrix order: the paths the plan
+    /// describes (`cclab lab up`, `cclab lab fit-check`).
+    pub fn distinct_links(&self) -> Vec<&MatrixPoint> {
+        let mut out: Vec<&MatrixPoint> = Vec::new();
+        for pt in &self.points {
+            if !out.iter().any(|o| o.scenario.link == pt.scenario.link) {
+                out.push(pt);
+            }
+        }
+        out
+    }
+}
+
+/// [`plan`] for a command that uses only a scenario's path and hosts (the kernel lab's
+/// `lab up` and `fit-check`): its flows run nothing there, so they are checked against the
+/// simulator's controllers and a bbr3 among them is no error.
+pub fn plan_path(path: &str, overrides: &[String]) -> Result<Plan, Error> {
+    plan(
+        path,
+        &RunOptions {
+            backend: "sim".into(),
+            overrides: overrides.to_vec(),
+            ..Default::default()
+        },
+    )
+}
+
 /// SHA-256 of `bytes`, lower-case hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
