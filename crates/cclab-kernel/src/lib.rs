@@ -218,6 +218,44 @@ pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
         .map(|cc| format!("kernel has no {cc} (has: {})", avail.join(" ")))
 }
 
+/// Why the kernel lab cannot give scenario `sc`'s hosts what it asks, if it cannot:
+/// `hosts.probe_start` is an accelerated sender's module that Linux's TCP does not have.
+pub fn hosts_unsupported(sc: &Scenario) -> Option<String> {
+    sc.hosts.tcp.probe_start.then(|| {
+        format!(
+            "{}: hosts.probe_start is an accelerated sender's module that Linux's TCP does not \
+             have (and this machine cannot build a BPF controller for it); run it on the \
+             simulator, or set hosts.probe_start = false to run the rest of the profile",
+            sc.name
+        )
+    })
+}
+
+/// Host settings of scenario `sc` that Linux takes per socket, not per namespace: cclab's
+/// own flows set them on their sockets, so traffic another program starts in a lab held open
+/// for it (`cclab lab up`) runs without them. One line each, with the socket option to set.
+pub fn per_socket_settings(sc: &Scenario) -> Vec<String> {
+    let h = &sc.hosts;
+    let mut out = Vec::new();
+    if let Some(b) = h.tcp.sndbuf {
+        out.push(format!(
+            "hosts.sndbuf = {b} is the sender socket's SO_SNDBUF (iperf3 -w {b} sets it)"
+        ));
+    }
+    if let Some(b) = h.tcp.rcvbuf {
+        out.push(format!(
+            "hosts.rcvbuf = {b} is the receiver socket's SO_RCVBUF (iperf3 -w {b} sets it)"
+        ));
+    }
+    if h.pacing {
+        out.push(
+            "hosts.pacing is TCP's own pacing, which any SO_MAX_PACING_RATE turns on (iperf3 --fq-rate 10G, far above the link)"
+                .into(),
+        );
+    }
+    out
+}
+
 /// The lab for scenario `sc`: its path in the element, its hosts' settings in the end
 /// namespaces, a receiver address per flow group (with the group's extra RTT, initial
 /// window and ECN); `flow_group`: the group of each of cclab's own flows (empty when other
@@ -336,13 +374,8 @@ pub fn run_scenario_detailed(
             addr::MAX_FLOWS
         )));
     }
-    if sc.hosts.tcp.probe_start {
-        return Err(KernelError::Unsupported(format!(
-            "{}: hosts.probe_start is an accelerated sender's module that Linux's TCP does not \
-             have (and this machine cannot build a BPF controller for it); run it on the \
-             simulator, or set hosts.probe_start = false to run the rest of the profile",
-            sc.name
-        )));
+    if let Some(why) = hosts_unsupported(sc) {
+        return Err(KernelError::Unsupported(why));
     }
     if sc.flows.len() > addr::MAX_GROUPS {
         return Err(KernelError::Unsupported(format!(

@@ -63,6 +63,9 @@ pub struct LabInfo {
     /// single CPU).
     pub element_cpus: Vec<usize>,
     pub traffic_cpus: Vec<usize>,
+    /// The scenario's host settings Linux takes per socket: the traffic's own program must
+    /// set them (`cclab_kernel::per_socket_settings`).
+    pub per_socket: Vec<String>,
 }
 
 /// What crossed the path while it was up.
@@ -113,6 +116,9 @@ pub fn up(
             swept.join(", "),
             swept.first().map_or("link.loss", String::as_str)
         )));
+    }
+    if let Some(why) = cclab_kernel::hosts_unsupported(&plan.points[0].scenario) {
+        return Err(Error::new(why));
     }
     if let Some(why) = lab_unavailable(&[]) {
         return Err(Error::new(format!(
@@ -170,6 +176,7 @@ pub fn up(
         hold_s: hold.as_secs_f64(),
         element_cpus,
         traffic_cpus,
+        per_socket: cclab_kernel::per_socket_settings(sc),
     };
     ready(&info);
     let ended_by = loop {
@@ -239,6 +246,9 @@ pub fn render_info(i: &LabInfo) -> String {
             list(&i.element_cpus),
             list(&i.traffic_cpus)
         );
+    }
+    for n in &i.per_socket {
+        s += &format!("  not applied to your traffic: {n}\n");
     }
     let rcv = &i.receivers[0].addr;
     let (sn, rn, sa) = (&i.sender_ns, &i.receiver_ns, &i.sender_addr);

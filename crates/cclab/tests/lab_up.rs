@@ -85,7 +85,7 @@ fn lab_up_holds_a_path_for_other_traffic_then_removes_it() {
     let mut child = cclab()
         .args(["lab", "up"])
         .arg(&scen)
-        .args(["--for", "60s", "--json"])
+        .args(["--for", "60s", "--json", "--set", "hosts.pacing=true"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -107,6 +107,10 @@ fn lab_up_holds_a_path_for_other_traffic_then_removes_it() {
         .collect();
     assert_eq!(addrs, ["198.18.1.10", "198.18.1.11"]);
     assert_eq!(info["receivers"][1]["extra_rtt_ms"], 30.0);
+    // A per-socket host setting is named: the traffic's own program must set it.
+    let per_socket = info["per_socket"].as_array().unwrap();
+    assert_eq!(per_socket.len(), 1, "{info}");
+    assert!(per_socket[0].as_str().unwrap().contains("hosts.pacing"));
     assert!(
         info["path"].as_str().unwrap().contains("50.0 Mbit/s"),
         "{info}"
@@ -175,6 +179,10 @@ fn lab_up_refuses_what_it_cannot_hold_in_one_line() {
         (&["--for", "25h"][..], "at most 24 h"),
         (&["--for", "soon"][..], "--for"),
         (&["--for", "xmin"][..], "not a time"),
+        (
+            &["--set", "hosts.probe_start=true"][..],
+            "hosts.probe_start",
+        ),
     ] {
         let o = cclab()
             .args(["lab", "up"])
