@@ -52,12 +52,28 @@ fn fit_check_holds_the_fit_and_prediction_against_a_lossy_lab_path() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         return;
     }
-    let o = run(&["-P", "4", "--json", "--out", out.to_str().unwrap()]);
+    // A machine the hypervisor or other work kept busy falsifies the lab, and fit-check
+    // says so (`disturbed`): a check that failed there is run once more; one that fails on a
+    // quiet machine, or twice, fails the test.
+    let mut attempt = 0;
+    let (o, rows) = loop {
+        attempt += 1;
+        let _ = std::fs::remove_dir_all(&out);
+        let o = run(&["-P", "4", "--json", "--out", out.to_str().unwrap()]);
+        assert!(namespaces_of(std::process::id()).is_empty());
+        let rows: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        let busy = rows.first().and_then(|r| r["disturbed"].as_str());
+        let held = rows.first().is_some_and(|r| r["buffer_held"] == true);
+        match busy {
+            Some(why) if attempt == 1 && !(o.status.success() && held) => {
+                eprintln!("NOTE: a check failed on a busy machine ({why}); running it once more");
+            }
+            _ => break (o, rows),
+        }
+    };
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}\n{stdout}");
-    assert!(namespaces_of(std::process::id()).is_empty());
-    let rows: Vec<Value> = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
     eprintln!("{}", serde_json::to_string_pretty(&r["criteria"]).unwrap());
