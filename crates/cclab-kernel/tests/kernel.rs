@@ -25,6 +25,31 @@ fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
     Some(LAB.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// `run` up to three times while the machine disturbed it (its hypervisor took CPU time or
+/// the element stalled: the lab then serves fewer packets than its path allows, as
+/// `cclab run --backend kernel` retries); the first quiet result, else the least disturbed.
+fn quiet(
+    test: &str,
+    mut run: impl FnMut() -> cclab_results::RunResult,
+) -> cclab_results::RunResult {
+    let mut best: Option<(f64, cclab_results::RunResult)> = None;
+    for _ in 0..3 {
+        let r = run();
+        let Some(lab) = r.lab.as_ref() else {
+            return r;
+        };
+        let Some(why) = lab.disturbed(r.duration_s) else {
+            return r;
+        };
+        let d = lab.disturbance(r.duration_s);
+        let _ = writeln!(std::io::stderr(), "NOTE {test}: a disturbed run ({why})");
+        if best.as_ref().is_none_or(|(b, _)| d < *b) {
+            best = Some((d, r));
+        }
+    }
+    best.expect("a run").1
+}
+
 fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) -> Scenario {
     Scenario {
         name: "test".into(),
@@ -314,11 +339,13 @@ fn cubic_collapses_bbr_holds_at_one_percent_loss() {
     };
     let mut got = Vec::new();
     for cc in ["cubic", "bbr"] {
-        let r = run_scenario(
-            &scenario(100e6, 50.0, 1.0, 0.01, cc, 20.0),
-            &KernelOptions::default(),
-        )
-        .unwrap();
+        let r = quiet("cubic_collapses_bbr_holds_at_one_percent_loss", || {
+            run_scenario(
+                &scenario(100e6, 50.0, 1.0, 0.01, cc, 20.0),
+                &KernelOptions::default(),
+            )
+            .unwrap()
+        });
         got.push(r.flows[0].goodput_bps);
     }
     eprintln!("cubic {} bbr {}", got[0], got[1]);
@@ -652,7 +679,11 @@ fn host_buffers_apply_in_the_namespaces() {
     let run = |f: &dyn Fn(&mut cclab_core::host::HostTcp)| {
         let mut sc = scenario(100e6, 50.0, 1.0, 0.0, "cubic", 8.0);
         f(&mut sc.hosts.tcp);
-        run_scenario(&sc, &KernelOptions::default()).unwrap().flows[0].goodput_bps
+        quiet("host_buffers_apply_in_the_namespaces", || {
+            run_scenario(&sc, &KernelOptions::default()).unwrap()
+        })
+        .flows[0]
+            .goodput_bps
     };
     let defaults = run(&|_| {});
     let wmem = run(&|h| h.tcp_wmem = [4096, 16384, 512 << 10]);
