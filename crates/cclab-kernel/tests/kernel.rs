@@ -26,28 +26,17 @@ fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
 }
 
 /// `run` up to three times while the machine disturbed it (its hypervisor took CPU time or
-/// the element stalled: the lab then serves fewer packets than its path allows, as
-/// `cclab run --backend kernel` retries); the first quiet result, else the least disturbed.
+/// the element stalled: the lab then serves fewer packets than its path allows), as
+/// `cclab run --backend kernel` retries: the first quiet result, else the least disturbed.
 fn quiet(
     test: &str,
     mut run: impl FnMut() -> cclab_results::RunResult,
 ) -> cclab_results::RunResult {
-    let mut best: Option<(f64, cclab_results::RunResult)> = None;
-    for _ in 0..3 {
-        let r = run();
-        let Some(lab) = r.lab.as_ref() else {
-            return r;
-        };
-        let Some(why) = lab.disturbed(r.duration_s) else {
-            return r;
-        };
-        let d = lab.disturbance(r.duration_s);
+    let attempt = || Ok::<_, std::convert::Infallible>(run());
+    let note = |_: u32, _: &cclab_results::RunResult, why: &str| {
         let _ = writeln!(std::io::stderr(), "NOTE {test}: a disturbed run ({why})");
-        if best.as_ref().is_none_or(|(b, _)| d < *b) {
-            best = Some((d, r));
-        }
-    }
-    best.expect("a run").1
+    };
+    cclab_results::first_quiet(2, attempt, note).unwrap_or_else(|never| match never {})
 }
 
 fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) -> Scenario {

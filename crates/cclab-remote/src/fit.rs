@@ -639,14 +639,14 @@ const TSO_MAX: f64 = 65536.0;
 /// queue: about 2.9 ms in a BBR start-up (pacing at 2.89 times the bottleneck) below a few
 /// hundred Mbit/s, 12% of a 20 ms path's 1 BDP buffer.
 pub fn tso_chunk_s(samples: &[Sample], to_s: f64, rate_bps: f64) -> f64 {
+    if rate_bps <= 0.0 {
+        return 0.0;
+    }
     let pacing = samples
         .iter()
         .filter(|s| s.t_us as f64 / 1e6 <= to_s)
         .map(|s| s.pacing_rate as f64)
         .fold(0.0, f64::max);
-    if rate_bps <= 0.0 {
-        return 0.0;
-    }
     (pacing * TSO_PACING_SHARE).clamp(2.0 * PACKET, TSO_MAX) * 8.0 / rate_bps
 }
 

@@ -145,6 +145,35 @@ impl LabConditions {
     }
 }
 
+/// The first of up to `1 + retries` attempts of a run that the machine did not disturb
+/// ([`LabConditions::disturbed`]; a run without lab conditions counts as quiet), else the
+/// least disturbed, with `retries` in its conditions set to the attempts before it.
+/// `on_disturbed(n, run, why)` hears of each disturbed attempt `n` (from 0) before the next
+/// is made: to warn, or to pause.
+pub fn first_quiet<E>(
+    retries: u32,
+    mut attempt: impl FnMut() -> Result<RunResult, E>,
+    mut on_disturbed: impl FnMut(u32, &RunResult, &str),
+) -> Result<RunResult, E> {
+    let mut best: Option<(f64, RunResult)> = None;
+    for n in 0..=retries {
+        let mut res = attempt()?;
+        let Some(lab) = res.lab.as_mut() else {
+            return Ok(res);
+        };
+        lab.retries = n;
+        let Some(why) = lab.disturbed(res.duration_s) else {
+            return Ok(res);
+        };
+        let score = lab.disturbance(res.duration_s);
+        on_disturbed(n, &res, &why);
+        if best.as_ref().is_none_or(|(b, _)| score < *b) {
+            best = Some((score, res));
+        }
+    }
+    Ok(best.expect("at least one attempt ran").1)
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FlowResult {
     pub id: u32,

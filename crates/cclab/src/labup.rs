@@ -117,7 +117,8 @@ pub fn up(
             swept.first().map_or("link.loss", String::as_str)
         )));
     }
-    if let Some(why) = cclab_kernel::hosts_unsupported(&plan.points[0].scenario) {
+    let sc = &plan.points[0].scenario;
+    if let Some(why) = cclab_kernel::hosts_unsupported(sc) {
         return Err(Error::new(why));
     }
     if let Some(why) = lab_unavailable(&[]) {
@@ -125,7 +126,6 @@ pub fn up(
             "cclab lab up needs the kernel lab: {why} (`cclab doctor` shows what is missing)"
         )));
     }
-    let sc = &plan.points[0].scenario;
     if sc.flows.len() > addr::MAX_GROUPS {
         return Err(Error::new(format!(
             "{path}: {} flow groups; the lab has a receiver address for at most {}",

@@ -333,25 +333,15 @@ fn run_until_quiet(
     })
 }
 
-/// The first of up to `1 + retries` attempts the machine did not disturb, else the least
-/// disturbed one; waits `pause` between attempts and warns about each disturbed one.
+/// [`cclab_results::first_quiet`] of up to `1 + retries` attempts, warning about each
+/// disturbed one and waiting `pause` before the next.
 fn retry_while_disturbed(
     retries: u32,
     pause: Duration,
     what: &str,
-    mut attempt: impl FnMut() -> Result<RunResult, Error>,
+    attempt: impl FnMut() -> Result<RunResult, Error>,
 ) -> Result<RunResult, Error> {
-    let mut best: Option<(f64, RunResult)> = None;
-    for n in 0..=retries {
-        let mut res = attempt()?;
-        let Some(lab) = res.lab.as_mut() else {
-            return Ok(res);
-        };
-        lab.retries = n;
-        let Some(why) = lab.disturbed(res.duration_s) else {
-            return Ok(res);
-        };
-        let score = lab.disturbance(res.duration_s);
+    cclab_results::first_quiet(retries, attempt, |n, res, why| {
         let left = retries - n;
         let next = if left > 0 {
             format!("running it again in {} s", pause.as_secs())
@@ -361,14 +351,10 @@ fn retry_while_disturbed(
             "re-run it on a quiet machine".to_string()
         };
         eprintln!("warning: {what} seed {}: {why}; this run measured the machine as much as the path ({next})", res.seed);
-        if best.as_ref().is_none_or(|(b, _)| score < *b) {
-            best = Some((score, res));
-        }
         if left > 0 {
             std::thread::sleep(pause);
         }
-    }
-    Ok(best.expect("at least one attempt ran").1)
+    })
 }
 
 /// Progress on stderr once a matrix has run for 2 s: a live line on a terminal, else a line
