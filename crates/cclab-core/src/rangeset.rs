@@ -1,14 +1,18 @@
 //! A set of `u64`s stored as disjoint half-open ranges, for SACK scoreboards and
-//! out-of-order queues. Operations cost O(log n) in the number of ranges plus the size of
-//! the answer, never the number of elements covered.
+//! out-of-order queues.
+//!
+//! The ranges sit sorted in a ring buffer. Lookups are a binary search, O(log n) in the
+//! number of ranges; an insert or merge moves the ranges on the shorter side of it, and the
+//! common cases (data arriving above every hole, the cumulative point passing the lowest
+//! range) touch only an end. Nothing costs the number of elements covered.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::ops::Range;
 
 #[derive(Clone, Debug, Default)]
 pub struct RangeSet {
-    /// start -> end, disjoint and non-adjacent.
-    map: BTreeMap<u64, u64>,
+    /// (start, end), sorted, disjoint and non-adjacent.
+    ranges: VecDeque<(u64, u64)>,
 }
 
 impl RangeSet {
@@ -17,36 +21,46 @@ impl RangeSet {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.ranges.is_empty()
     }
 
     /// Number of disjoint ranges.
     pub fn len_ranges(&self) -> usize {
-        self.map.len()
+        self.ranges.len()
     }
 
     pub fn contains(&self, x: u64) -> bool {
         self.range_containing(x).is_some()
     }
 
+    /// Index of the first range starting above `x`.
+    fn after(&self, x: u64) -> usize {
+        match self.ranges.back() {
+            // Above every range's start: the usual case for new data.
+            Some(&(s, _)) if s <= x => self.ranges.len(),
+            _ => self.ranges.partition_point(|&(s, _)| s <= x),
+        }
+    }
+
     /// The stored range that contains `x`, if any.
     pub fn range_containing(&self, x: u64) -> Option<Range<u64>> {
-        let (&s, &e) = self.map.range(..=x).next_back()?;
+        let i = self.after(x).checked_sub(1)?;
+        let (s, e) = self.ranges[i];
         (x < e).then_some(s..e)
     }
 
     /// Lowest stored range.
     pub fn first(&self) -> Option<Range<u64>> {
-        self.map.iter().next().map(|(&s, &e)| s..e)
+        self.ranges.front().map(|&(s, e)| s..e)
     }
 
     /// Highest stored range.
     pub fn last(&self) -> Option<Range<u64>> {
-        self.map.iter().next_back().map(|(&s, &e)| s..e)
+        self.ranges.back().map(|&(s, e)| s..e)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Range<u64>> + '_ {
-        self.map.iter().map(|(&s, &e)| s..e)
+        self.ranges.iter().map(|&(s, e)| s..e)
     }
 
     /// Insert `r`; call `newly(sub)` for every sub-range of `r` that was not already present,
@@ -55,57 +69,32 @@ impl RangeSet {
         if r.start >= r.end {
             return;
         }
-        let mut start = r.start;
-        let mut end = r.end;
-        // Merge with a range that starts before and overlaps or touches.
-        if let Some((&s, &e)) = self.map.range(..=start).next_back() {
-            if e >= start {
-                if e >= end {
-                    return; // fully covered
-                }
-                start = s;
-                self.map.remove(&s);
-                // Report from the old end.
-                let mut cursor = e;
-                self.absorb_following(&mut cursor, &mut end, &mut newly);
-                self.map.insert(start, end);
-                return;
-            }
+        // Ranges lo..hi overlap or touch `r` and merge with it.
+        let mut lo = self.after(r.start);
+        if lo > 0 && self.ranges[lo - 1].1 >= r.start {
+            lo -= 1;
         }
-        let mut cursor = start;
-        self.absorb_following(&mut cursor, &mut end, &mut newly);
-        self.map.insert(start, end);
-    }
-
-    /// Absorb every stored range starting in `[cursor, end]`, reporting the gaps as new.
-    fn absorb_following(
-        &mut self,
-        cursor: &mut u64,
-        end: &mut u64,
-        newly: &mut impl FnMut(Range<u64>),
-    ) {
-        loop {
-            let next = self.map.range(*cursor..=*end).next().map(|(&s, &e)| (s, e));
-            match next {
-                Some((s, e)) => {
-                    if s > *cursor {
-                        newly(*cursor..s);
-                    }
-                    self.map.remove(&s);
-                    if e > *end {
-                        *end = e;
-                        *cursor = e;
-                        return;
-                    }
-                    *cursor = e;
-                }
-                None => {
-                    if *end > *cursor {
-                        newly(*cursor..*end);
-                    }
-                    return;
-                }
+        let hi = self.after(r.end);
+        if lo == hi {
+            newly(r.clone());
+            self.ranges.insert(lo, (r.start, r.end));
+            return;
+        }
+        let mut cursor = r.start;
+        for &(s, e) in self.ranges.range(lo..hi) {
+            if s > cursor {
+                newly(cursor..s);
             }
+            cursor = cursor.max(e);
+        }
+        if r.end > cursor {
+            newly(cursor..r.end);
+        }
+        let start = r.start.min(self.ranges[lo].0);
+        let end = r.end.max(self.ranges[hi - 1].1);
+        self.ranges[lo] = (start, end);
+        if hi - lo > 1 {
+            self.ranges.drain(lo + 1..hi);
         }
     }
 
@@ -115,13 +104,11 @@ impl RangeSet {
 
     /// Remove everything below `x`.
     pub fn remove_below(&mut self, x: u64) {
-        while let Some((&s, &e)) = self.map.iter().next() {
-            if s >= x {
-                break;
-            }
-            self.map.remove(&s);
-            if e > x {
-                self.map.insert(x, e);
+        while let Some(f) = self.ranges.front_mut() {
+            if f.1 <= x {
+                self.ranges.pop_front();
+            } else {
+                f.0 = f.0.max(x);
                 break;
             }
         }
@@ -180,6 +167,46 @@ mod tests {
                 naive.insert(v);
             }
             assert_eq!(newly as usize, naive.len() - before);
+        }
+        let from_rs: Vec<u64> = rs.iter().flatten().collect();
+        assert_eq!(from_rs, naive.into_iter().collect::<Vec<_>>());
+    }
+
+    /// Inserts, lookups and cuts from below against a naive set, with the set kept in a
+    /// window that moves up as a SACK scoreboard's does.
+    #[test]
+    fn lookups_and_cuts_match_a_naive_set() {
+        let mut rs = RangeSet::new();
+        let mut naive = std::collections::BTreeSet::new();
+        let mut x: u64 = 99;
+        let mut floor = 0u64;
+        for i in 0..5000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let s = floor + (x >> 33) % 300;
+            let len = (x >> 20) % 9;
+            rs.insert(s..s + len);
+            naive.extend(s..s + len);
+            if i % 7 == 0 {
+                floor += (x >> 40) % 40;
+                rs.remove_below(floor);
+                naive.retain(|&v| v >= floor);
+            }
+            let probe = floor.saturating_sub(5) + (x >> 45) % 320;
+            assert_eq!(rs.contains(probe), naive.contains(&probe), "{probe}");
+            if let Some(r) = rs.range_containing(probe) {
+                assert!(r.contains(&probe));
+                assert!(r.start == 0 || !naive.contains(&(r.start - 1)) || r.start == floor);
+                assert!(!naive.contains(&r.end));
+            }
+            let ranges: Vec<_> = rs.iter().collect();
+            assert!(
+                ranges.windows(2).all(|w| w[0].end < w[1].start),
+                "{ranges:?}"
+            );
+            assert_eq!(rs.first(), ranges.first().cloned());
+            assert_eq!(rs.last(), ranges.last().cloned());
         }
         let from_rs: Vec<u64> = rs.iter().flatten().collect();
         assert_eq!(from_rs, naive.into_iter().collect::<Vec<_>>());

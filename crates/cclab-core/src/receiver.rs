@@ -444,7 +444,7 @@ impl Receiver {
             ack_now = true;
         }
         let new_data = !(seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq));
-        if seg.seq < self.rcv_nxt || self.ooo.contains(seg.seq) {
+        if !new_data {
             // Old data: ACK at once with a D-SACK and re-enter quick-ACK mode.
             self.incr_quickack();
             ack_now = true;
