@@ -15,6 +15,8 @@ pub type Observer<'a, P> = dyn FnMut(usize, &Departure<P>) + 'a;
 pub struct Chain<P> {
     names: Vec<&'static str>,
     els: Vec<Box<dyn Element<P>>>,
+    /// Each element's [`Element::min_transit`].
+    transit: Vec<Nanos>,
     out: VecDeque<(Nanos, P)>,
     /// Buffers for what pass-through elements hand on, one per depth of the recursion.
     pool: Vec<Vec<P>>,
@@ -31,6 +33,7 @@ impl<P: Packet> Chain<P> {
         Chain {
             names: Vec::new(),
             els: Vec::new(),
+            transit: Vec::new(),
             out: VecDeque::new(),
             pool: Vec::new(),
         }
@@ -39,6 +42,7 @@ impl<P: Packet> Chain<P> {
     /// Append an element called `name` (unique within the chain).
     pub fn push(&mut self, name: &'static str, el: Box<dyn Element<P>>) {
         self.names.push(name);
+        self.transit.push(el.min_transit());
         self.els.push(el);
     }
 
@@ -121,6 +125,31 @@ impl<P: Packet> Chain<P> {
             .filter_map(|e| e.next_event())
             .chain(out)
             .min()
+    }
+
+    /// The earliest a packet can leave the path (or one that has left waits in the output),
+    /// counting only what the chain holds: a lower bound, `None` when it holds nothing.
+    ///
+    /// A caller that only needs what leaves the path may wake at this time instead of at
+    /// [`Self::next_event`]: packets moving between elements meanwhile move at their own
+    /// times when the chain is next pumped or entered, as elements take time as an
+    /// argument. What leaves an element earlier than its `next_event` is impossible, and
+    /// what an element holds leaves the elements after it no sooner than their
+    /// [`Element::min_transit`] later. A caller that reads the elements' state (backlog,
+    /// counters, the observer's records) pumps the chain to its time first.
+    pub fn next_output(&self) -> Option<Nanos> {
+        let mut bound: Option<Nanos> = None;
+        for (e, &transit) in self.els.iter().zip(&self.transit) {
+            let through = bound.map(|b| b.saturating_add(transit));
+            bound = match (through, e.next_event()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        match (bound, self.out.front()) {
+            (Some(b), Some(&(t, _))) => Some(b.min(t)),
+            (b, o) => b.or(o.map(|&(t, _)| t)),
+        }
     }
 
     /// The next packet that left the path, with the time it left.
@@ -228,6 +257,31 @@ mod tests {
         assert_eq!(c.counter("queue", "forwarded"), 3);
         assert_eq!(c.counters("data.")["data.queue"]["forwarded_bytes"], 4500);
         assert_eq!(c.next_event(), None);
+    }
+
+    #[test]
+    fn the_next_output_is_when_the_first_packet_can_leave_the_path() {
+        let mut c = path();
+        let mut obs = |_: usize, _: &Departure<P>| {};
+        assert_eq!(c.next_output(), None);
+        for _ in 0..3 {
+            c.enqueue(0, P::new(1500), &mut obs);
+        }
+        // The queue's first departure is at 1 ms, and nothing leaves the 10 ms delay sooner
+        // than 10 ms after it entered: exactly when the first packet leaves the path.
+        assert_eq!(c.next_event(), Some(1_000_000));
+        assert_eq!(c.next_output(), Some(11_000_000));
+        // Woken then, the chain moves the queue's departures at their own times on the way.
+        c.pump(11_000_000, &mut obs);
+        assert_eq!(c.pop_output().map(|(t, _)| t), Some(11_000_000));
+        assert_eq!(c.pop_output(), None);
+        assert_eq!(c.counter("queue", "forwarded"), 3);
+        assert_eq!(c.next_output(), Some(12_000_000));
+        // A packet entering a pass-through element at the end leaves at once.
+        let mut bare: Chain<P> = Chain::new();
+        bare.push("loss", Box::new(RandomLoss::bernoulli(0.0, Rng::new(1))));
+        bare.enqueue(5, P::new(100), &mut obs);
+        assert_eq!(bare.next_output(), Some(5));
     }
 
     #[test]

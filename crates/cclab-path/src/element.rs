@@ -102,6 +102,14 @@ pub trait Element<P: Packet>: Send {
     /// When the next held packet is due; `None` when the element holds nothing.
     fn next_event(&self) -> Option<Nanos>;
 
+    /// The least time any packet spends in the element: 0 (the default) unless it holds
+    /// every packet for at least a fixed time, as a delay does. It must not change once the
+    /// element is in a chain, which adds these up to know how soon a packet can leave the
+    /// path ([`crate::Chain::next_output`]).
+    fn min_transit(&self) -> Nanos {
+        0
+    }
+
     /// Bytes waiting in the element's queue.
     fn backlog_bytes(&self) -> u64 {
         0

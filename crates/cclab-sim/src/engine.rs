@@ -347,6 +347,10 @@ impl Simulation {
             self.end = self.end.max(self.now);
         }
         self.now = self.end;
+        // The paths wake the run only when something leaves them: what left the elements
+        // inside them by the end is counted now.
+        self.catch_up_data_path();
+        self.acks.pump(self.now, &mut |_, _| {});
         // A final partial bin, so series cover the whole run.
         if self.cfg.series_interval_ns > 0
             && self
@@ -409,7 +413,20 @@ impl Simulation {
         self.data
             .pump(now, &mut |j, d| left_element(q, flows, b, j, d));
         self.deliver_outputs();
-        let next = self.data.next_event();
+        let next = self.data.next_output();
+        self.schedule(SLOT_DATA, next);
+    }
+
+    /// Bring the data path's elements up to now without waiting for its next output: what
+    /// left them by now is recorded (queueing delays, bytes through the bottleneck) before
+    /// anything reads them. (Nothing leaves the path itself here: its next output is never
+    /// earlier than the data path's own event.)
+    fn catch_up_data_path(&mut self) {
+        let now = self.now;
+        let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
+        self.data
+            .pump(now, &mut |j, d| left_element(q, flows, b, j, d));
+        let next = self.data.next_output();
         self.schedule(SLOT_DATA, next);
     }
 
@@ -487,7 +504,7 @@ impl Simulation {
         }
         acked.clear();
         self.acked = acked;
-        let next = self.acks.next_event();
+        let next = self.acks.next_output();
         self.schedule(SLOT_ACKS, next);
     }
 
@@ -521,7 +538,7 @@ impl Simulation {
             ack,
         };
         self.acks.enqueue(now, pkt, &mut |_, _| {});
-        let next = self.acks.next_event().map(|t| t.max(now));
+        let next = self.acks.next_output().map(|t| t.max(now));
         self.schedule(SLOT_ACKS, next);
     }
 
@@ -556,7 +573,7 @@ impl Simulation {
         }
         self.burst = burst;
         if sent {
-            let next = self.data.next_event().map(|t| t.max(now));
+            let next = self.data.next_output().map(|t| t.max(now));
             self.schedule(SLOT_DATA, next);
         }
         let t = self.flows[f].sender.next_timeout().map(|t| t.max(now + 1));
@@ -590,6 +607,7 @@ impl Simulation {
     }
 
     fn sample(&mut self) {
+        self.catch_up_data_path();
         let now = self.now;
         let prev = self.t_s.last().map_or(0.0, |&t| t);
         let t = now as f64 / 1e9;

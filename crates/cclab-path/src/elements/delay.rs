@@ -238,6 +238,11 @@ impl<P: Packet + Send> Element<P> for Delay<P> {
         })
     }
 
+    fn min_transit(&self) -> Nanos {
+        // Jitter only adds.
+        self.lines.iter().map(|l| l.delay()).min().unwrap_or(0)
+    }
+
     fn peek(&self) -> Option<&P> {
         match self.head {
             Some((_, i)) => self.lines[i].front(),
