@@ -111,39 +111,55 @@ pub const RATIOS: &[(&str, &str, f64)] = &[(
     3.0,
 )];
 
-/// Run one case, best of `repeats` wall times.
-pub fn measure(case: &Case, repeats: u32) -> Measured {
-    let mut best = f64::INFINITY;
-    let mut last = None;
-    for _ in 0..repeats.max(1) {
-        let t = Instant::now();
-        let mut sim = Simulation::new(case.cfg.clone());
-        sim.run_to_end();
-        let wall = t.elapsed().as_secs_f64();
-        best = best.min(wall);
-        let events = sim.events();
-        let packets = sim.packets_forwarded();
-        let r = sim.into_result();
-        last = Some((
-            events,
-            packets,
-            r.flows.iter().map(|f| f.goodput_bps).sum::<f64>(),
-            r.duration_s,
-        ));
-    }
-    let (events, packets, goodput, dur) = last.unwrap();
-    Measured {
+/// One timed run of `case`: its wall time, and the counts (the same on every run).
+fn run_once(case: &Case) -> (f64, Measured) {
+    let t = Instant::now();
+    let mut sim = Simulation::new(case.cfg.clone());
+    sim.run_to_end();
+    let wall = t.elapsed().as_secs_f64();
+    let events = sim.events();
+    let packets = sim.packets_forwarded();
+    let r = sim.into_result();
+    let m = Measured {
         name: case.name.to_string(),
-        simulated_s: dur,
-        wall_s: best,
+        simulated_s: r.duration_s,
+        wall_s: wall,
         target_s: case.target_s,
         packets,
-        packets_per_s: packets as f64 / best,
+        packets_per_s: packets as f64 / wall,
         events,
-        events_per_s: events as f64 / best,
-        goodput_bps: goodput,
-        met_target: best <= case.target_s,
+        events_per_s: events as f64 / wall,
+        goodput_bps: r.flows.iter().map(|f| f.goodput_bps).sum(),
+        met_target: wall <= case.target_s,
+    };
+    (wall, m)
+}
+
+/// Run one case, best of `repeats` wall times.
+pub fn measure(case: &Case, repeats: u32) -> Measured {
+    measure_all(std::slice::from_ref(case), repeats, |_, _| {}).remove(0)
+}
+
+/// Run every case `repeats` times, keeping each one's best wall time. The repeats go round
+/// the cases (each case once per round) rather than back to back, so a spell of a slower
+/// machine (another guest on the host, a clock step) costs each case one run, not all of
+/// them. `progress(round, case)` is called before each run.
+pub fn measure_all(
+    cases: &[Case],
+    repeats: u32,
+    mut progress: impl FnMut(u32, &Case),
+) -> Vec<Measured> {
+    let mut best: Vec<Option<Measured>> = vec![None; cases.len()];
+    for round in 0..repeats.max(1) {
+        for (c, b) in cases.iter().zip(best.iter_mut()) {
+            progress(round, c);
+            let (wall, m) = run_once(c);
+            if b.as_ref().is_none_or(|b| wall < b.wall_s) {
+                *b = Some(m);
+            }
+        }
     }
+    best.into_iter().flatten().collect()
 }
 
 /// `cclab bench --kernel`: the cases (label, element mode, delay in ns, queue discipline).

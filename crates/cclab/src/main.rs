@@ -549,6 +549,9 @@ struct BenchArgs {
     /// With --kernel: seconds per offered rate
     #[arg(long, default_value_t = 2.0, value_name = "S")]
     secs: f64,
+    /// Only the cases whose name contains TEXT (e.g. "100mbit", "fq_codel")
+    #[arg(long, value_name = "TEXT")]
+    case: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -1128,20 +1131,34 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
     if a.kernel {
         return cmd_bench_kernel(&a);
     }
-    let cases = bench::cases();
-    let mut results = Vec::new();
+    let mut cases = bench::cases();
+    if let Some(text) = &a.case {
+        cases.retain(|c| c.name.contains(text.as_str()));
+        if cases.is_empty() {
+            let names: Vec<_> = bench::cases().iter().map(|c| c.name).collect();
+            return Err(Error::new(format!(
+                "no bench case's name contains {text:?}; the cases are: {}",
+                names.join(", ")
+            )));
+        }
+    }
     let tty = std::io::stderr().is_terminal();
     // One untimed run first, as hyperfine's --warmup: a CPU that was idle (a virtual one
     // especially) runs the first fraction of a second measurably slower.
     if let Some(c) = cases.first() {
         bench::measure(c, 1);
     }
-    for c in &cases {
+    let repeat = a.repeat.max(1);
+    let mut results = bench::measure_all(&cases, repeat, |round, c| {
         if !a.json && tty {
-            eprint!("running {} ...\r", c.name);
+            eprint!("\x1b[2K\rround {} of {repeat}: {} ...", round + 1, c.name);
         }
-        let m = bench::measure(c, a.repeat);
-        if !a.json {
+    });
+    if !a.json && tty {
+        eprint!("\x1b[2K\r");
+    }
+    if !a.json {
+        for m in &results {
             println!(
                 "{:<32} {:>7.3} s wall (target {:>4} s) {}  {:>5.2} M packets/s  {:>6.1} s simulated, {:.1} M packets",
                 m.name,
@@ -1153,7 +1170,6 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
                 m.packets as f64 / 1e6
             );
         }
-        results.push(m);
     }
     // Cases held to a ratio of another's wall time (FQ-CoDel's cost with many flows).
     for (case, reference, at_most) in bench::RATIOS {
