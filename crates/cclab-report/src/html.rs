@@ -1968,7 +1968,8 @@ const EARLY_JS: &str = r#"window.__cclabErrors=[];window.addEventListener('load'
 
 /// Export buttons (SVG as is; PNG through a canvas at 2x) and a self-check that records,
 /// in `#selfcheck` and `html[data-selfcheck]`, the plots without drawn content, the tables
-/// present, errors seen, and the load time.
+/// present, errors seen, the work done by the load (interactive charts built, the values they
+/// hold, elements in the page) and the load time.
 const JS: &str = r#"
 (function(){
 'use strict';
@@ -2041,11 +2042,11 @@ if(window.uPlot&&tsFigs.length){
     document.querySelectorAll('figure.plot.live').forEach(function(f){f.__u.setSize(size(f))})},150)});
 }
 function check(phase){
-  var figs=document.querySelectorAll('figure.plot'),empty=[],marks=0,live=0;
+  var figs=document.querySelectorAll('figure.plot'),empty=[],marks=0,live=0,points=0;
   for(var i=0;i<figs.length;i++){
     var f=figs[i],ok=false,n=0,hidden=!!f.closest('details:not([open])');
     if(f.__u){
-      var u=f.__u,cv=u.ctx&&u.ctx.canvas;live++;
+      var u=f.__u,cv=u.ctx&&u.ctx.canvas;live++;points+=u.data[0].length*(u.data.length-1);
       for(var k=1;k<u.data.length;k++){if(u.data[k].some(function(v){return v!=null}))n++;}
       ok=n>0&&!!cv&&cv.width>0&&(hidden||u.root.getBoundingClientRect().width>0);
     }else{
@@ -2058,7 +2059,8 @@ function check(phase){
     marks+=n;if(!ok)empty.push(f.getAttribute('data-name'));
   }
   var r={phase:phase,plots:figs.length,empty:empty,marks:marks,
-    interactive:document.querySelectorAll('figure.plot.ts').length,live:live,
+    interactive:document.querySelectorAll('figure.plot.ts').length,live:live,points:points,
+    nodes:document.getElementsByTagName('*').length,
     tables:document.querySelectorAll('table.summary').length,
     rows:document.querySelectorAll('table.summary tbody tr').length,
     errors:window.__cclabErrors.slice(),ms:window.__cclabLoad||Math.round(performance.now()),ready_ms:Math.round(performance.now())};

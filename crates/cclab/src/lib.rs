@@ -5,7 +5,8 @@
 //! - [`runner`]: load scenario files, apply `--set` overrides, expand matrices, run every
 //!   point on a backend (in parallel), and collect one [`cclab_results::ResultsDoc`] per file.
 //! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
-//! - [`bench`]: simulator speed benchmarks (`cclab bench`).
+//! - [`bench`]: simulator speed benchmarks and the report's load time (`cclab bench`).
+//! - [`browser`]: headless Chromium, to load a report as a reader's browser does.
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`fitcheck`]: `cclab lab fit-check`, the fit and prediction against lab paths.
 //! - [`labup`]: `cclab lab up`, a scenario's path held open in the kernel lab for any traffic.
@@ -15,6 +16,7 @@
 pub mod advise;
 pub mod backends;
 pub mod bench;
+pub mod browser;
 pub mod calibrate;
 pub mod fitcheck;
 pub mod labup;

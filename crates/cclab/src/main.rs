@@ -549,7 +549,8 @@ struct BenchArgs {
     /// With --kernel: seconds per offered rate
     #[arg(long, default_value_t = 2.0, value_name = "S")]
     secs: f64,
-    /// Only the cases whose name contains TEXT (e.g. "100mbit", "fq_codel")
+    /// Only the cases whose name contains TEXT (e.g. "100mbit", "fq_codel"; "report" for the
+    /// report's load in Chromium alone, which --json then prints as one object)
     #[arg(long, value_name = "TEXT")]
     case: Option<String>,
 }
@@ -1132,15 +1133,22 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
         return cmd_bench_kernel(&a);
     }
     let mut cases = bench::cases();
+    // The report case runs after the simulator's; its figures are not in the simulator
+    // cases' JSON array (a list of simulator measurements), only alone (--case report).
+    let mut report = !a.json;
     if let Some(text) = &a.case {
         cases.retain(|c| c.name.contains(text.as_str()));
-        if cases.is_empty() {
+        report = "report".contains(text.as_str()) && cases.is_empty();
+        if cases.is_empty() && !report {
             let names: Vec<_> = bench::cases().iter().map(|c| c.name).collect();
             return Err(Error::new(format!(
-                "no bench case's name contains {text:?}; the cases are: {}",
+                "no bench case's name contains {text:?}; the cases are: {}, report",
                 names.join(", ")
             )));
         }
+    }
+    if cases.is_empty() {
+        return bench_report(&a);
     }
     let tty = std::io::stderr().is_terminal();
     // One untimed run first, as hyperfine's --warmup: a CPU that was idle (a virtual one
@@ -1191,6 +1199,47 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&results).expect("json"));
+    }
+    if report {
+        bench_report(&a)?;
+    }
+    Ok(())
+}
+
+/// `cclab bench`'s report case: the page of a 60 s, 10-flow run loaded in headless
+/// Chromium. Without Chromium on PATH it is skipped, and says so.
+fn bench_report(a: &BenchArgs) -> Result<(), Error> {
+    let Some(browser) = cclab::browser::find() else {
+        let msg = "report case skipped: no chromium, chromium-browser or google-chrome on PATH (install one to time the report's load)";
+        if a.json {
+            return Err(Error::new(msg));
+        }
+        println!("{msg}");
+        return Ok(());
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
+    let tty = std::io::stderr().is_terminal();
+    if !a.json && tty {
+        eprint!("loading the report in {} ...", browser.display());
+    }
+    let m = bench::report_load(&exe, &browser, a.repeat).map_err(Error::new);
+    if !a.json && tty {
+        eprint!("\x1b[2K\r");
+    }
+    let m = m?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&m).expect("json"));
+    } else {
+        println!(
+            "{:<32} {:>7} ms to load (target {} ms) {}  charts drawn at {} ms, {:.0} kB page",
+            m.name,
+            m.load_ms,
+            m.target_ms,
+            if m.met_target { "ok  " } else { "SLOW" },
+            m.charts_ms,
+            m.page_bytes as f64 / 1e3
+        );
     }
     Ok(())
 }

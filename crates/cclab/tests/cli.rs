@@ -162,6 +162,43 @@ fn bad_input_gets_one_line() {
         &["/nonexistent/file.toml"],
     );
     one_line_error(&["run", "--backend", "warp"], Some(SMALL), &["warp"]);
+    one_line_error(
+        &["bench", "--case", "warp"],
+        None,
+        &["warp", "bbr 100mbit 100ms 60s", "report"],
+    );
+}
+
+/// `cclab bench --case`: only the cases named, measured with their counts; the JSON array
+/// of simulator cases keeps its fields.
+#[test]
+fn bench_runs_the_cases_asked_for() {
+    let out = cclab()
+        .args(["bench", "--case", "dctcp", "--repeat", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = v.as_array().expect("an array of cases");
+    assert_eq!(cases.len(), 1, "{v}");
+    let c = &cases[0];
+    assert_eq!(c["name"], "dctcp 1gbit 1ms ecn 10s");
+    for k in [
+        "wall_s",
+        "target_s",
+        "packets",
+        "events",
+        "goodput_bps",
+        "met_target",
+    ] {
+        assert!(c.get(k).is_some(), "{k} missing: {c}");
+    }
+    assert!(c["packets"].as_u64().unwrap() > 100_000, "{c}");
+    assert!(c["wall_s"].as_f64().unwrap() > 0.0, "{c}");
 }
 
 #[test]
