@@ -9,11 +9,15 @@ use std::time::Instant;
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
-/// One benchmark case and its wall-clock target.
+/// One benchmark case, its wall-clock target and its instruction budget.
 pub struct Case {
     pub name: &'static str,
     pub cfg: SimConfig,
     pub target_s: f64,
+    /// Instructions per data packet through the bottleneck that a run of the case (the
+    /// whole `cclab bench` process running it once) may execute: `cclab bench
+    /// --instructions`, the same on any machine however busy.
+    pub max_instructions_per_packet: f64,
 }
 
 /// A measured case.
@@ -32,7 +36,8 @@ pub struct Measured {
     pub met_target: bool,
 }
 
-/// The reference cases: 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR
+/// The reference cases (instruction budgets: what each measured on 2026-11-27, 2,047-5,964
+/// per packet, and a quarter more): 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR
 /// flow; BBRv3 on 1 Gbit/s x 100 ms x 1%; DCTCP on a marking 1 Gbit/s x 1 ms path; ten CUBIC
 /// flows.
 pub fn cases() -> Vec<Case> {
@@ -41,12 +46,14 @@ pub fn cases() -> Vec<Case> {
             name: "bbr 100mbit 100ms 60s",
             cfg: SimConfig::single("bbr", 100e6, 100 * MS, 1.0, 0.0, 60 * S),
             target_s: 0.2,
+            max_instructions_per_packet: 4000.0,
         },
         Case {
             // With the next case: per-packet cost must not grow with the window (~8.6k vs ~86k packets).
             name: "bbr 1gbit 100ms 1% 10s",
             cfg: SimConfig::single("bbr", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 1.0,
+            max_instructions_per_packet: 3300.0,
         },
         Case {
             // BBRv3 on the previous case's workload: its cost per packet is compared with
@@ -54,6 +61,7 @@ pub fn cases() -> Vec<Case> {
             name: "bbr3 1gbit 100ms 1% 10s",
             cfg: SimConfig::single("bbr3", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 1.0,
+            max_instructions_per_packet: 3300.0,
         },
         Case {
             // DCTCP in a datacenter: 1 Gbit/s x 1 ms, a deep buffer, ECN step marking at
@@ -66,11 +74,13 @@ pub fn cases() -> Vec<Case> {
                 c
             },
             target_s: 1.0,
+            max_instructions_per_packet: 2600.0,
         },
         Case {
             name: "bbr 10gbit 100ms 1% 10s",
             cfg: SimConfig::single("bbr", 10e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 10.0,
+            max_instructions_per_packet: 3300.0,
         },
         Case {
             name: "cubic 1gbit 20ms 10 flows 30s",
@@ -81,6 +91,7 @@ pub fn cases() -> Vec<Case> {
                 c
             },
             target_s: 10.0,
+            max_instructions_per_packet: 2900.0,
         },
         Case {
             // With the next case: FQ-CoDel's cost per packet must not grow with the number
@@ -88,11 +99,13 @@ pub fn cases() -> Vec<Case> {
             name: "cubic 1gbit 20ms 1000 flows droptail 10s",
             cfg: thousand_flows(cclab_path::AqmDesc::DropTail),
             target_s: 10.0,
+            max_instructions_per_packet: 6000.0,
         },
         Case {
             name: "cubic 1gbit 20ms 1000 flows fq_codel 10s",
             cfg: thousand_flows(cclab_path::AqmDesc::FqCodel(Default::default())),
             target_s: 10.0,
+            max_instructions_per_packet: 7500.0,
         },
     ]
 }
@@ -162,6 +175,73 @@ pub fn measure_all(
         }
     }
     best.into_iter().flatten().collect()
+}
+
+/// A case's instructions, counted by valgrind's callgrind over one run of it in a `cclab
+/// bench` process of its own (start-up and output included, no warm-up).
+#[derive(Debug, Clone, Serialize)]
+pub struct Counted {
+    pub name: String,
+    pub instructions: u64,
+    pub packets: u64,
+    pub instructions_per_packet: f64,
+    pub budget_per_packet: f64,
+    pub met_budget: bool,
+}
+
+/// valgrind on `PATH`.
+pub fn valgrind() -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("valgrind"))
+        .find(|p| p.is_file())
+}
+
+/// Count the instructions of one run of `case`: `valgrind --tool=callgrind` over `exe bench
+/// --case NAME --warmup 0 --repeat 1 --json`.
+pub fn count_instructions(exe: &Path, valgrind: &Path, case: &Case) -> Result<Counted, String> {
+    let out = std::process::Command::new(valgrind)
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(exe)
+        .args([
+            "bench", "--case", case.name, "--warmup", "0", "--repeat", "1",
+        ])
+        .arg("--json")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", valgrind.display()))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!(
+            "{} under valgrind failed: {}",
+            case.name,
+            err.lines().last().unwrap_or("").trim()
+        ));
+    }
+    // "==PID== Collected : N"
+    let instructions = err
+        .lines()
+        .find_map(|l| {
+            let (_, n) = l.split_once("Collected :")?;
+            n.trim().parse::<u64>().ok()
+        })
+        .ok_or_else(|| format!("valgrind printed no instruction count: {}", err.trim()))?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("{}: the bench's JSON did not parse: {e}", case.name))?;
+    let packets = v
+        .as_array()
+        .and_then(|a| a.iter().find(|m| m["name"] == case.name))
+        .and_then(|m| m["packets"].as_u64())
+        .ok_or_else(|| format!("{}: no packet count in the bench's JSON", case.name))?;
+    let per_packet = instructions as f64 / packets.max(1) as f64;
+    Ok(Counted {
+        name: case.name.to_string(),
+        instructions,
+        packets,
+        instructions_per_packet: per_packet,
+        budget_per_packet: case.max_instructions_per_packet,
+        met_budget: per_packet <= case.max_instructions_per_packet,
+    })
 }
 
 /// `cclab bench --kernel`: the cases (label, element mode, delay in ns, queue discipline).

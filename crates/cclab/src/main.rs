@@ -549,6 +549,14 @@ struct BenchArgs {
     /// With --kernel: seconds per offered rate
     #[arg(long, default_value_t = 2.0, value_name = "S")]
     secs: f64,
+    /// Count the instructions each case executes (one run each under valgrind's callgrind,
+    /// ~20x slower) instead of timing it: the same count on any machine, however busy, held
+    /// to a budget per packet
+    #[arg(long, conflicts_with = "kernel")]
+    instructions: bool,
+    /// Untimed runs of the first case before the timed ones
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    warmup: u32,
     /// Only the cases whose name contains TEXT (e.g. "100mbit", "fq_codel"; "report" for the
     /// report's load in Chromium alone, which --json then prints as one object)
     #[arg(long, value_name = "TEXT")]
@@ -1137,7 +1145,11 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
     // cases' JSON array (a list of simulator measurements), only alone (--case report).
     let mut report = !a.json;
     if let Some(text) = &a.case {
-        cases.retain(|c| c.name.contains(text.as_str()));
+        if cases.iter().any(|c| c.name == text.as_str()) {
+            cases.retain(|c| c.name == text.as_str());
+        } else {
+            cases.retain(|c| c.name.contains(text.as_str()));
+        }
         report = "report".contains(text.as_str()) && cases.is_empty();
         if cases.is_empty() && !report {
             let names: Vec<_> = bench::cases().iter().map(|c| c.name).collect();
@@ -1147,6 +1159,14 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
             )));
         }
     }
+    if a.instructions {
+        if cases.is_empty() {
+            return Err(Error::new(
+                "--instructions counts the simulator cases; the report case is timed only",
+            ));
+        }
+        return bench_instructions(&a, &cases);
+    }
     if cases.is_empty() {
         return bench_report(&a);
     }
@@ -1154,7 +1174,9 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
     // One untimed run first, as hyperfine's --warmup: a CPU that was idle (a virtual one
     // especially) runs the first fraction of a second measurably slower.
     if let Some(c) = cases.first() {
-        bench::measure(c, 1);
+        for _ in 0..a.warmup {
+            bench::measure(c, 1);
+        }
     }
     let repeat = a.repeat.max(1);
     let mut results = bench::measure_all(&cases, repeat, |round, c| {
@@ -1202,6 +1224,45 @@ fn cmd_bench(a: BenchArgs) -> Result<(), Error> {
     }
     if report {
         bench_report(&a)?;
+    }
+    Ok(())
+}
+
+/// `cclab bench --instructions`: each case's instructions per packet against its budget.
+fn bench_instructions(a: &BenchArgs, cases: &[bench::Case]) -> Result<(), Error> {
+    let Some(valgrind) = bench::valgrind() else {
+        return Err(Error::new(
+            "--instructions needs valgrind on PATH (apt-get install valgrind)",
+        ));
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
+    let tty = std::io::stderr().is_terminal();
+    let mut all = Vec::new();
+    for c in cases {
+        if !a.json && tty {
+            eprint!("\x1b[2K\rcounting {} under valgrind ...", c.name);
+        }
+        let m = bench::count_instructions(&exe, &valgrind, c).map_err(Error::new);
+        if !a.json && tty {
+            eprint!("\x1b[2K\r");
+        }
+        let m = m?;
+        if !a.json {
+            println!(
+                "{:<32} {:>8.1} M instructions  {:>6.0} per packet (budget {:.0}) {}  {:.1} M packets",
+                m.name,
+                m.instructions as f64 / 1e6,
+                m.instructions_per_packet,
+                m.budget_per_packet,
+                if m.met_budget { "ok" } else { "OVER" },
+                m.packets as f64 / 1e6
+            );
+        }
+        all.push(m);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&all).expect("json"));
     }
     Ok(())
 }
