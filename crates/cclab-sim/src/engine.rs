@@ -408,24 +408,26 @@ impl Simulation {
 
     /// Packets leave elements of the data chain; those leaving the path reach their receiver.
     fn data_path_event(&mut self) {
-        let now = self.now;
-        let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
-        self.data
-            .pump(now, &mut |j, d| left_element(q, flows, b, j, d));
+        self.pump_data_path();
         self.deliver_outputs();
         let next = self.data.next_output();
         self.schedule(SLOT_DATA, next);
     }
 
-    /// Bring the data path's elements up to now without waiting for its next output: what
-    /// left them by now is recorded (queueing delays, bytes through the bottleneck) before
-    /// anything reads them. (Nothing leaves the path itself here: its next output is never
-    /// earlier than the data path's own event.)
-    fn catch_up_data_path(&mut self) {
+    /// Move what the data path's elements have due by now on, recording what leaves them
+    /// (queueing delays, bytes through the bottleneck).
+    fn pump_data_path(&mut self) {
         let now = self.now;
         let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
         self.data
             .pump(now, &mut |j, d| left_element(q, flows, b, j, d));
+    }
+
+    /// Bring the data path's elements up to now without waiting for its next output, before
+    /// anything reads what they recorded. (Nothing leaves the path itself here: its next
+    /// output is never earlier than the data path's own event.)
+    fn catch_up_data_path(&mut self) {
+        self.pump_data_path();
         let next = self.data.next_output();
         self.schedule(SLOT_DATA, next);
     }

@@ -191,10 +191,7 @@ pub struct Counted {
 
 /// valgrind on `PATH`.
 pub fn valgrind() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("valgrind"))
-        .find(|p| p.is_file())
+    crate::tools::on_path(&["valgrind"])
 }
 
 /// Count the instructions of one run of `case`: `valgrind --tool=callgrind` over `exe bench
@@ -341,7 +338,7 @@ pub struct ReportLoad {
 /// `browser`; the best load time counts. A page that logs a script error or draws an empty
 /// plot is an error, not a measurement.
 pub fn report_load(exe: &Path, browser: &Path, repeats: u32) -> Result<ReportLoad, String> {
-    let dir = crate::browser::TempDir::new("bench-report")
+    let dir = crate::tools::TempDir::new("bench-report")
         .map_err(|e| format!("cannot make a directory for the report: {e}"))?;
     let scenario = dir.path().join("ten-flows.toml");
     std::fs::write(&scenario, REPORT_SCENARIO)

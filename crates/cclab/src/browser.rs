@@ -12,11 +12,7 @@ use std::time::{Duration, Instant};
 
 /// The first of `chromium`, `chromium-browser`, `google-chrome` on `PATH`.
 pub fn find() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|n| dirs.iter().map(|d| d.join(n)).find(|p| p.is_file()))
+    crate::tools::on_path(&["chromium", "chromium-browser", "google-chrome"])
 }
 
 /// What one browser run printed, and how long the process took.
@@ -24,30 +20,6 @@ pub struct Browse {
     pub stdout: String,
     pub stderr: String,
     pub wall: Duration,
-}
-
-/// A directory removed when dropped (on error and panic too).
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(what: &str) -> std::io::Result<Self> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let p = std::env::temp_dir().join(format!("cclab-{what}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&p)?;
-        Ok(TempDir(p))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Open `page` in headless Chromium `bin` with a fresh profile (removed afterwards) and the
@@ -61,8 +33,12 @@ pub fn browse(
     let page = page
         .canonicalize()
         .map_err(|e| format!("cannot open {}: {e}", page.display()))?;
-    let prof = TempDir::new("chromium").map_err(|e| format!("cannot make a profile: {e}"))?;
-    let (so, se) = (prof.0.join("stdout.txt"), prof.0.join("stderr.txt"));
+    let prof = crate::tools::TempDir::new("chromium")
+        .map_err(|e| format!("cannot make a profile: {e}"))?;
+    let (so, se) = (
+        prof.path().join("stdout.txt"),
+        prof.path().join("stderr.txt"),
+    );
     let file = |p: &Path| {
         std::fs::File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()))
     };
@@ -81,7 +57,7 @@ pub fn browse(
         ])
         .arg(format!(
             "--user-data-dir={}",
-            prof.0.join("profile").display()
+            prof.path().join("profile").display()
         ))
         .args(extra)
         .arg(format!("file://{}", page.display()))

@@ -7,6 +7,7 @@
 //! - [`reference`]: match a scenario's `[reference]` table (published figures) to its runs.
 //! - [`bench`]: simulator speed benchmarks and the report's load time (`cclab bench`).
 //! - [`browser`]: headless Chromium, to load a report as a reader's browser does.
+//! - [`tools`]: finding other programs on `PATH`, and scratch directories.
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`fitcheck`]: `cclab lab fit-check`, the fit and prediction against lab paths.
 //! - [`labup`]: `cclab lab up`, a scenario's path held open in the kernel lab for any traffic.
@@ -24,3 +25,4 @@ pub mod predict;
 pub mod reference;
 pub mod reports;
 pub mod runner;
+pub mod tools;

@@ -5,7 +5,7 @@
 use crate::runner::{self, Error, RunOptions};
 use cclab_remote::fit::{PathFit, Prediction};
 use cclab_results::ResultsDoc;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What to predict.
 #[derive(Clone, Debug)]
@@ -62,15 +62,6 @@ pub fn load(path: &Path) -> Result<ResultsDoc, Error> {
     }
 }
 
-/// Removes the temporary scenario however the run ends.
-struct TempFile(PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// Simulate `ccs` on the fitted path (the measured runs' length and streams, `o.seeds`
 /// seeds each), and again with the loss at each end of its interval; one prediction per
 /// controller, measured goodput beside it where there is one.
@@ -96,16 +87,14 @@ pub fn predict(
     }
     let name = "fitted-path";
     let toml = fit.scenario_toml(name, "the measurement", &ok);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let tmp = TempFile(
-        std::env::temp_dir().join(format!("cclab-predict-{}-{nanos}.toml", std::process::id())),
-    );
-    std::fs::write(&tmp.0, toml).map_err(|e| {
+    // The scenario's directory is removed however the run ends.
+    let dir = crate::tools::TempDir::new("predict")
+        .map_err(|e| Error::new(format!("cannot make a directory for the scenario: {e}")))?;
+    let file = dir.path().join(format!("{name}.toml"));
+    std::fs::write(&file, toml).map_err(|e| {
         Error::new(format!(
             "cannot write a scenario into {}: {e}",
-            tmp.0.display()
+            file.display()
         ))
     })?;
     // The fitted loss, then its interval's two ends (same seeds): how far the fit's
@@ -125,7 +114,7 @@ pub fn predict(
             overrides: vec![format!("link.loss={:.6}%", l * 100.0)],
             ..ro.clone()
         };
-        plans.push(runner::plan(&tmp.0.to_string_lossy(), &ro)?);
+        plans.push(runner::plan(&file.to_string_lossy(), &ro)?);
     }
     let docs = runner::execute(&plans, &ro)?;
     // Per controller, the mean goodput (all streams) over one document's seeds.

@@ -114,16 +114,13 @@ fn bench_workloads_stay_within_their_instruction_budget() {
         return;
     }
     for case in ["bbr 100mbit 100ms 60s", "bbr 1gbit 100ms 1% 10s"] {
-        let out = common::cclab()
-            .args(["bench", "--instructions", "--case", case, "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v: serde_json::Value = common::json_stdout(common::cclab().args([
+            "bench",
+            "--instructions",
+            "--case",
+            case,
+            "--json",
+        ]));
         let m = &v.as_array().expect("an array")[0];
         assert_eq!(m["name"], case);
         let (per, budget) = (

@@ -1,7 +1,7 @@
 //! The `cclab` binary: output formats, overrides and one-line errors.
 
 mod common;
-use common::{cclab, tmpdir};
+use common::{cclab, json_stdout, tmpdir};
 
 const SMALL: &str = r#"
 name = "small"
@@ -25,17 +25,7 @@ fn small_scenario(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 #[test]
 fn json_matches_the_contract() {
     let (_, f) = small_scenario("json");
-    let out = cclab()
-        .args(["run", "--json", "-q"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = json_stdout(cclab().args(["run", "--json", "-q"]).arg(&f));
     assert_eq!(v["scenario"], "small");
     assert_eq!(v["backend"], "sim");
     assert!(v["cclab"].is_string());
@@ -173,16 +163,8 @@ fn bad_input_gets_one_line() {
 /// of simulator cases keeps its fields.
 #[test]
 fn bench_runs_the_cases_asked_for() {
-    let out = cclab()
-        .args(["bench", "--case", "dctcp", "--repeat", "2", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value =
+        json_stdout(cclab().args(["bench", "--case", "dctcp", "--repeat", "2", "--json"]));
     let cases = v.as_array().expect("an array of cases");
     assert_eq!(cases.len(), 1, "{v}");
     let c = &cases[0];
@@ -244,28 +226,20 @@ fn calibrate_against_stored_kernel_runs() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(&stored).unwrap();
     std::fs::write(dir.join("small.toml"), SMALL).unwrap();
-    let out = cclab()
-        .args(["run", "--json", "-q"])
-        .arg(dir.join("small.toml"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut doc = json_stdout(
+        cclab()
+            .args(["run", "--json", "-q"])
+            .arg(dir.join("small.toml")),
+    );
     doc["backend"] = "kernel".into();
     std::fs::write(stored.join("kernel-small.json"), doc.to_string()).unwrap();
-    let out = cclab()
-        .args(["calibrate", "--json", "-q", "--dir"])
-        .arg(&dir)
-        .arg("--kernel-from")
-        .arg(&stored)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v: serde_json::Value = json_stdout(
+        cclab()
+            .args(["calibrate", "--json", "-q", "--dir"])
+            .arg(&dir)
+            .arg("--kernel-from")
+            .arg(&stored),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["repeat"], 1);
     assert!(v["kernel_from"].as_str().unwrap().ends_with("stored"));
     let points = v["points"].as_array().unwrap();
@@ -369,25 +343,19 @@ fn repeat_reports_median_and_range() {
 #[test]
 fn results_record_what_shaped_the_run() {
     let (_, f) = small_scenario("resolved");
-    let out = cclab()
-        .args([
-            "run",
-            "--json",
-            "-q",
-            "--set",
-            "hosts.wake=off",
-            "--set",
-            "flows.cc_params.hystart=false",
-        ])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json_stdout(
+        cclab()
+            .args([
+                "run",
+                "--json",
+                "-q",
+                "--set",
+                "hosts.wake=off",
+                "--set",
+                "flows.cc_params.hystart=false",
+            ])
+            .arg(&f),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(
         runs.len(),

@@ -10,6 +10,17 @@ pub fn cclab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cclab"))
 }
 
+/// Run `cmd`, which must succeed (its stderr shown if not), and parse its stdout as JSON.
+pub fn json_stdout(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A fresh, empty temporary directory for this test process.
 pub fn tmpdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("cclab-test-{tag}-{}", std::process::id()));
