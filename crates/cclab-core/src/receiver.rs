@@ -14,7 +14,13 @@
 //!   smaller than with an ACK per two segments;
 //! - with out-of-order data queued, the first 3 ACKs per `rcv_nxt` value go out at once; after
 //!   that SACKs are compressed (`tcp_comp_sack_*`): one ACK per min(1 ms, RTT/20) or per 44
-//!   segments, whichever comes first;
+//!   segments, whichever comes first, and at once when a segment is about to reorder the
+//!   SACK block list beyond its first two blocks (`tcp_sack_compress_send_ack()` in
+//!   `tcp_sack_new_ofo_skb()`: the held ACK goes out first, reporting the blocks before they
+//!   move). Without that, on a lossy path the blocks of segments that arrived during one
+//!   compression interval would drop out of the list unreported, the sender would take them
+//!   for lost, retransmit them, see D-SACKs, conclude the path reorders and widen RACK's
+//!   window: loss recovery one round trip slower than Linux's;
 //! - otherwise hold the ACK for up to the delayed-ACK timeout (40 ms, `TCP_DELACK_MIN`; Linux
 //!   adapts it between 40 and 200 ms, this model keeps the minimum).
 //!
@@ -64,6 +70,10 @@ pub const COMP_SACK_NR: u32 = 44;
 const DUPACKS_BEFORE_COMPRESSION: u32 = 3;
 /// Blocks remembered for SACK generation (Linux keeps 4 in `selective_acks`).
 const REMEMBERED_BLOCKS: usize = 4;
+/// `TCP_SACK_BLOCKS_EXPECTED`: the blocks Linux counts on an ACK to carry (3 fit beside
+/// timestamps; it assumes 2, as an ACK may be lost). A block beyond them about to move sends
+/// the ACKs SACK compression held.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 
 /// How the receiver echoes CE marks (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -214,9 +224,38 @@ impl Receiver {
     }
 
     /// An ACK the last [`Self::on_segment`] sent ahead of the one it returned (precise ECN
-    /// echo: the held delayed ACK, with the CE state before the change). Send it first.
+    /// echo: the held delayed ACK, with the CE state before the change; or the ACK that SACK
+    /// compression held, before a new block reorders the list). Send it first.
     pub fn take_prior_ack(&mut self) -> Option<Ack> {
         self.prior_ack.take()
+    }
+
+    /// Where an out-of-order segment `seq` lands in the SACK block list, most recent first
+    /// (`tcp_sack_new_ofo_skb()`'s `this_sack`): the position of the first listed block it
+    /// extends or touches, else the number of blocks listed (it opens a new one).
+    fn sack_slot(&self, seq: u64) -> usize {
+        let mut listed = [0u64; REMEMBERED_BLOCKS];
+        let mut n = 0;
+        for &s in &self.recent {
+            if s < self.rcv_nxt {
+                continue;
+            }
+            let Some(r) = self.ooo.range_containing(s) else {
+                continue;
+            };
+            if listed[..n].contains(&r.start) {
+                continue;
+            }
+            if r.start <= seq + 1 && seq <= r.end {
+                return n;
+            }
+            if n == REMEMBERED_BLOCKS {
+                break;
+            }
+            listed[n] = r.start;
+            n += 1;
+        }
+        n
     }
 
     fn total_segs(&self) -> Option<u64> {
@@ -474,6 +513,14 @@ impl Receiver {
             self.delivered_bytes = self.bytes_below(self.rcv_nxt);
             self.rcv_space_adjust(now);
         } else {
+            // `tcp_sack_new_ofo_skb()`: a segment that extends a block listed third or later,
+            // or opens a new block when two or more are listed, moves that block to the front
+            // and may push the oldest out of the list. ACKs held by SACK compression go out
+            // first (`tcp_sack_compress_send_ack()`), so the blocks they covered are reported
+            // before they move.
+            if self.compressed_acks > 0 && self.sack_slot(seg.seq) >= SACK_BLOCKS_EXPECTED {
+                self.prior_ack = Some(self.make_ack(false, None));
+            }
             self.grow_window();
             self.ooo.insert(seg.seq..seg.seq + 1);
             self.ooo_segs += 1;
@@ -733,6 +780,56 @@ mod tests {
         assert!(forced);
         // Filling the hole ACKs at once.
         assert!(r.on_segment(30, &seg(hole)).is_some());
+    }
+
+    /// Lossy path, compressed SACKs: segments that extend the newest block are held; the
+    /// next segment opens a third block, which would move the held block down the list, so
+    /// the held ACK goes out first and reports it (`tcp_sack_compress_send_ack()`).
+    #[test]
+    fn a_new_block_sends_the_held_compressed_ack_first() {
+        let mut r = rx(None);
+        for i in 0..MAX_QUICKACKS as u64 {
+            r.on_segment(0, &seg(i));
+        }
+        let h = MAX_QUICKACKS as u64;
+        // Holes at h and h+3; blocks [h+1, h+3) and then [h+4, ...).
+        r.on_segment(10, &seg(h + 1));
+        r.on_segment(10, &seg(h + 2));
+        r.on_segment(10, &seg(h + 4));
+        // Three immediate duplicate ACKs spent; these extend the first block and are held.
+        for k in 5..9 {
+            assert!(r.on_segment(10, &seg(h + k)).is_none(), "compressed");
+            assert!(r.take_prior_ack().is_none());
+        }
+        // A new block (hole at h+9) with two listed: the held ACK goes first, and it reports
+        // [h+4, h+9) without the new segment.
+        assert!(
+            r.on_segment(11, &seg(h + 10)).is_none(),
+            "itself compressed"
+        );
+        let prior = r.take_prior_ack().expect("the held ACK goes out first");
+        assert_eq!(
+            prior.sack_blocks(),
+            &[
+                SackBlock {
+                    start: h + 4,
+                    end: h + 9
+                },
+                SackBlock {
+                    start: h + 1,
+                    end: h + 3
+                }
+            ]
+        );
+        // Nothing held any more: extending the newest block is compressed as before, and a
+        // block listed first or second sends nothing early.
+        assert!(r.on_segment(11, &seg(h + 11)).is_none());
+        assert!(r.take_prior_ack().is_none());
+        assert!(r.on_segment(11, &seg(h + 12)).is_none());
+        assert!(r.take_prior_ack().is_none());
+        // Extending the block listed second ([h+4, h+9)) is not beyond the first two either.
+        assert!(r.on_segment(12, &seg(h + 9)).is_none());
+        assert!(r.take_prior_ack().is_none());
     }
 
     #[test]
