@@ -29,17 +29,27 @@
 //! of out-of-order data, in buffer space, up to `tcp_rmem[2]`. The window clamp follows.
 //! `SO_RCVBUF` fixes the buffer at twice the value given and turns this off.
 //!
-//! ## Send buffer (`tcp_sndbuf_expand()`)
+//! ## Send buffer (`tcp_sndbuf_expand()`, `tcp_sendmsg_locked()`)
 //! `sk_sndbuf` starts at `tcp_wmem[1]` and, once the connection is established and whenever
 //! an ACK frees space while the writer waits and the sender is not cwnd-limited, grows to
 //! `2 x max(10, cwnd, reordering + 1) x per-segment cost` (3 x for BBR,
 //! `bbr_sndbuf_expand()`), up to `tcp_wmem[2]`. The per-segment cost is the memory of one
 //! MSS-sized buffer: the payload with headers rounded up to a power of two, plus the buffer
-//! head ([`sndbuf_per_mss`]: 4352 bytes for a 1448-byte MSS). Every byte written and not yet
-//! acknowledged (in flight, SACKed, or not yet sent) occupies the buffer, so the buffer bounds
-//! what can be in flight. A writer blocked on a full buffer is woken when a third of it is
-//! free (`sk_stream_min_wspace()`), or, with `notsent_lowat`, when unsent data is below half
-//! of it (`tcp_stream_memory_free()`).
+//! head ([`sndbuf_per_mss`]: 2304 bytes for a 1448-byte MSS on the lab's kernel).
+//!
+//! What the buffer holds (`sk_wmem_queued`) is every byte written and not yet acknowledged
+//! (in flight, SACKed, or not yet sent), plus [`SKB_OVERHEAD`] per buffer it sits in: one
+//! per TSO burst sent, one per buffer of unsent data, and SACKed runs merged into one
+//! (`tcp_shift_skb_data()`). The writer is woken when a third of the buffer is free
+//! (`sk_stream_min_wspace()`), or, with `notsent_lowat`, when unsent data is below half of
+//! it (`tcp_stream_memory_free()`), and checks the buffer only when it starts a new buffer of
+//! the size goal (`tcp_xmit_size_goal()`: 64 kB less header room, at most half the peer's
+//! largest window); so it writes up to one buffer past `sk_sndbuf`. More: bytes it appends to
+//! the unsent tail that the sender is sending in pieces are taken without a check, so while
+//! cwnd has room and TSO bursts are shorter than a buffer (below ~500 Mbit/s of pacing
+//! rate) an unpaced writer keeps writing until cwnd is full, far past `sk_sndbuf`
+//! ([`crate::sender`], "The hosts"). The buffer bounds what a paced sender keeps in flight;
+//! an unpaced one it bounds only when woken with cwnd full.
 
 use crate::{Nanos, NS_PER_MS, NS_PER_SEC};
 
@@ -68,12 +78,25 @@ pub fn space_from_win(win: u64, ratio: u64) -> u64 {
     (win << 8) / ratio.max(1)
 }
 
+/// `MAX_TCP_HEADER`: the room for headers every TCP buffer reserves, bytes. It depends on
+/// the kernel's configuration (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, the link layers and
+/// tunnels built in): 192 on the lab's kernel, read off its send buffers (`ss -tmi`: 46,080
+/// bytes for 10 segments, `2 x 10 x 2304`); distribution kernels with tunnels built in have
+/// 320 (`per_mss` 4352).
+pub const MAX_TCP_HEADER: u64 = 192;
+
+/// The memory one send-queue buffer (`sk_buff`) costs beyond its payload, bytes: its head,
+/// allocated for the headers alone, since the payload sits in page fragments charged byte
+/// for byte. Measured on the lab's kernel with `SO_MEMINFO` against `SIOCOUTQ`: 721-845 per
+/// buffer.
+pub const SKB_OVERHEAD: u64 = 768;
+
 /// `tcp_sndbuf_expand()`'s `per_mss`: one MSS-sized buffer's memory, bytes. The headers
-/// (`MAX_TCP_HEADER`, 320 on x86-64) and the shared info (320) are added to the MSS clamp
-/// (MSS + 12 bytes of timestamp option), rounded up to a power of two, plus the `sk_buff`
-/// itself (256).
+/// ([`MAX_TCP_HEADER`]) and the shared info (320) are added to the MSS clamp (MSS + 12 bytes
+/// of timestamp option), rounded up to a power of two, plus the `sk_buff` itself (256): 2304
+/// for a 1448-byte MSS.
 pub fn sndbuf_per_mss(mss: u32) -> u64 {
-    let per = (mss as u64 + 12) + 320 + 320;
+    let per = (mss as u64 + 12) + MAX_TCP_HEADER + 320;
     per.next_power_of_two() + 256
 }
 
@@ -246,7 +269,7 @@ mod tests {
             ..HostTcp::default()
         };
         assert_eq!(h.initial_rcv_wnd(1448), 10 * 1448);
-        assert_eq!(sndbuf_per_mss(1448), 4352);
+        assert_eq!(sndbuf_per_mss(1448), 2304);
         assert_eq!(win_from_space(4 << 20, SCALING_RATIO), 5 << 19);
         assert_eq!(space_from_win(5 << 19, SCALING_RATIO), 4 << 20);
         let forced = HostTcp {

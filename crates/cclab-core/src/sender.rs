@@ -90,12 +90,18 @@
 //!
 //! The hosts ([`crate::host`]): new data goes out only inside the receive window the last
 //! ACKs advertised (`tcp_snd_wnd_test()`) and only once the application has written it.
-//! The application writes whenever the send buffer has room: it fills the buffer (written
-//! and unacknowledged bytes up to `sk_sndbuf`, unsent bytes below `notsent_lowat`), then
-//! waits until a third of the buffer is free (or unsent data is below half of
-//! `notsent_lowat`). A write that finds nothing unsent marks the connection
-//! application-limited (`tcp_rate_check_app_limited()` in `tcp_sendmsg()`). The buffer
-//! expands with cwnd (`tcp_sndbuf_expand()`) up to `tcp_wmem[2]`. After an idle period
+//! The application writes whenever the send buffer has room, as `tcp_sendmsg_locked()`
+//! does: it fills its unsent tail buffer, then starts new buffers of the size goal
+//! (`tcp_xmit_size_goal()`: 64 kB less header room, at most half the peer's largest window)
+//! while the buffer's use (payload plus each buffer's overhead, `sk_wmem_queued`) is below
+//! `sk_sndbuf` and unsent bytes below `notsent_lowat`, then waits until a third of the
+//! buffer is free (or unsent data is below half of `notsent_lowat`). While it writes, a tail
+//! that the sender sends in pieces is refilled without a check
+//! (`Sender::refill_tail`): an unpaced sender whose TSO bursts are shorter than a buffer
+//! writes until cwnd is full, far past `sk_sndbuf` (Linux 6.18 in the lab kept 10.9 MB queued
+//! against a 4 MB buffer on 200 Mbit/s x 400 ms). A write that finds nothing unsent marks
+//! the connection application-limited (`tcp_rate_check_app_limited()` in `tcp_sendmsg()`).
+//! The buffer expands with cwnd (`tcp_sndbuf_expand()`) up to `tcp_wmem[2]`. After an idle period
 //! longer than the RTO, a controller without `cong_control` restarts from the initial window
 //! (`tcp_slow_start_after_idle_check()`). Each segment echoes the receiver's latest
 //! timestamp (`tsecr`), from which the receiver measures its RTT.
@@ -115,8 +121,10 @@
 //! undo needs D-SACKs); D-SACKed segments counting as delivered (`sack_delivered`) and a
 //! D-SACK SACKing or clearing the retransmission of an outstanding segment (the model's
 //! receiver reports those segments in its SACK blocks); the D-SACK taking one of the three
-//! SACK blocks; the memory overhead of each buffer beyond its payload in the send buffer
-//! (about 1 KB per TSO buffer: 2% at 64 KB), zero-window probes (the model's receiver never
+//! SACK blocks; the buffers' boundaries as Linux splits them (`tcp_fragment()` at SACK
+//! block edges, `tso_fragment()` within the writer's buffers: the model charges a buffer's
+//! overhead per TSO burst sent, per size goal of unsent data, and merges SACKed runs),
+//! zero-window probes (the model's receiver never
 //! closes its window with nothing in flight), the merging of retransmitted TSO buffers
 //! (`tcp_retrans_try_collapse()`).
 
@@ -185,6 +193,10 @@ impl Default for SenderConfig {
 
 /// `GSO_LEGACY_MAX_SIZE`: the largest TSO buffer, bytes.
 const GSO_MAX_SIZE: u64 = 65536;
+/// `TCP_MSS_DEFAULT`: windows up to this size are not halved for the size goal.
+const TCP_MSS_DEFAULT: u64 = 536;
+/// `tp->tcp_header_len` with the timestamp option: 20 + 12 bytes.
+const TCP_HEADER_LEN: u64 = 32;
 /// `sysctl_tcp_tso_rtt_log` (default 9): on paths with min_rtt below 2^k x 512 us, TSO
 /// bursts grow by 64 KB >> k.
 const TSO_RTT_LOG: u32 = 9;
@@ -355,6 +367,15 @@ pub struct Sender {
     app_blocked: bool,
     /// An ACK freed buffer space since the last write (`SOCK_QUEUE_SHRUNK`).
     queue_shrunk: bool,
+    /// The application is inside a write at this instant (the time of its latest write):
+    /// while the sender sends the unsent tail in pieces, the writer refills it past the send
+    /// buffer ([`Sender::refill_tail`]).
+    writing_at: Option<Nanos>,
+    /// The largest window the peer has advertised, bytes (`tp->max_window`).
+    max_window: u64,
+    /// Send-queue buffers holding sent, unacknowledged data: the `F_SKB_END` marks in
+    /// `snd_una..snd_nxt` (each costs [`host::SKB_OVERHEAD`] of the send buffer).
+    skbs_out: u64,
     /// Probing start (`HostTcp::probe_start`): the first and latest ACK of the initial
     /// window that delivered data, (time, delivered); `None` before the first. The jump is
     /// done once `stats.probe_start_bw` is known.
@@ -424,6 +445,9 @@ impl Sender {
             app_written: 0,
             app_blocked: false,
             queue_shrunk: false,
+            writing_at: None,
+            max_window: snd_wnd_end,
+            skbs_out: 0,
             train: None,
             queue_cwr: false,
             reordering: TCP_REORDERING,
@@ -536,14 +560,80 @@ impl Sender {
         }
     }
 
+    /// `tcp_xmit_size_goal()`: the segments one send-queue buffer takes from the
+    /// application's writes. TCP always has GSO (`sk_setup_caps()`): the device's 64 KB less
+    /// the room reserved for headers, or half the largest window the peer has offered
+    /// (`tcp_bound_to_half_wnd()`), whichever is smaller; at least one segment.
+    fn size_goal_segs(&self) -> u64 {
+        let gso = GSO_MAX_SIZE - (host::MAX_TCP_HEADER + 1);
+        let cutoff = if self.max_window > TCP_MSS_DEFAULT {
+            self.max_window / 2
+        } else {
+            self.max_window
+        };
+        let size = if cutoff > 0 && gso > cutoff {
+            cutoff.max(68 - TCP_HEADER_LEN)
+        } else {
+            gso
+        };
+        (size / self.cfg.mss.max(1) as u64).max(1)
+    }
+
+    /// The writer's unsent tail (`tcp_sendmsg_locked()`). A write checks the send buffer
+    /// only when it starts a new buffer (`sk_stream_memory_free()` at `new_segment`); bytes
+    /// appended to the last, not yet full buffer are taken whatever the buffer holds. Once
+    /// that tail is full and first in line to go, the writer sends it (`tcp_push_one()`),
+    /// and TSO autosizing, cwnd or the receive window let only part of it go when the burst
+    /// is shorter than the buffer's size goal (about 1 ms at the pacing rate against 64 KB:
+    /// below ~500 Mbit/s). The rest stays as the tail, the writer fills it up again, sends
+    /// the next piece, and so on: a writer woken with cwnd to spare writes until cwnd (or
+    /// the receive window, or the pacing timer) stops the pieces, far past `sk_sndbuf`,
+    /// leaving one full buffer unsent. A burst as long as the size goal takes the whole tail,
+    /// and the writer's next buffer meets the send-buffer check.
+    ///
+    /// Called at the start of a burst of new data: while the writer is writing at this
+    /// instant, the unsent data is topped up to the burst plus one full buffer.
+    fn refill_tail(&mut self, now: Nanos) {
+        if self.writing_at != Some(now) {
+            return;
+        }
+        let goal = self.size_goal_segs();
+        if self.burst_left as u64 >= goal {
+            self.writing_at = None;
+            return;
+        }
+        let total = self.total_segs.unwrap_or(u64::MAX);
+        let want = (self.tp.snd_nxt + self.burst_left as u64 + goal).min(total);
+        if want > self.app_written {
+            self.app_written = want;
+        }
+    }
+
     /// Whether the writer would be woken now (`sk_stream_is_writeable()`): a third of the
     /// buffer free, and unsent data below half of `notsent_lowat`.
     fn writable(&self) -> bool {
         let mss = self.cfg.mss as u64;
-        let queued = (self.app_written - self.tp.snd_una) * mss;
+        let queued = self.queued_bytes(self.app_written);
         let notsent = self.app_written.saturating_sub(self.tp.snd_nxt) * mss;
         self.sndbuf.saturating_sub(queued) >= queued / 2
             && self.cfg.host.notsent_lowat.is_none_or(|l| notsent << 1 < l)
+    }
+
+    /// The send buffer's use (`sk_wmem_queued`) if the application had written up to
+    /// segment `written`: the payload of everything written and not yet acknowledged, and
+    /// each buffer's overhead, for the buffers sent data sits in and for the unsent data in
+    /// buffers of the size goal.
+    fn queued_bytes(&self, written: u64) -> u64 {
+        let mss = self.cfg.mss as u64;
+        let unsent = written.saturating_sub(self.tp.snd_nxt);
+        let skbs = self.skbs_out + unsent.div_ceil(self.size_goal_segs());
+        written.saturating_sub(self.tp.snd_una) * mss + skbs * host::SKB_OVERHEAD
+    }
+
+    /// Bytes in flight or SACKed but not acknowledged, plus unsent, as `ss` shows them
+    /// (`skmem w`, `sk_wmem_queued`).
+    pub fn wmem_queued(&self) -> u64 {
+        self.queued_bytes(self.app_written)
     }
 
     /// The application writes what the send buffer takes (see the module docs).
@@ -566,8 +656,18 @@ impl Sender {
         if self.app_written >= total || (self.app_blocked && !self.writable()) {
             return;
         }
+        self.writing_at = Some(now);
         let mss = self.cfg.mss as u64;
-        let by_buf = self.tp.snd_una + (self.sndbuf / mss).max(1);
+        // `tcp_sendmsg_locked()`: the writer fills its unsent tail buffer up to the size goal,
+        // then starts new buffers while the queue is below `sk_sndbuf`
+        // (`sk_stream_memory_free()`), filling each; so it stops at most one buffer past it.
+        let goal = self.size_goal_segs();
+        let unsent = self.app_written - self.tp.snd_nxt;
+        let mut by_buf = self.app_written + (goal - unsent % goal) % goal;
+        let queued = self.queued_bytes(by_buf);
+        if queued < self.sndbuf {
+            by_buf += goal * (self.sndbuf - queued).div_ceil(goal * mss + host::SKB_OVERHEAD);
+        }
         let by_lowat = self
             .cfg
             .host
@@ -721,6 +821,9 @@ impl Sender {
             } else {
                 self.burst_left = 1;
             }
+            if !have_retrans {
+                self.refill_tail(now);
+            }
             self.stats.bursts += 1;
             self.pace_burst(now);
         }
@@ -752,6 +855,7 @@ impl Sender {
         if seg.burst_end && !seg.retrans {
             let i = self.idx(seg.seq);
             self.segs[i].flags |= F_SKB_END;
+            self.skbs_out += 1;
         }
         self.stats.cur_burst += 1;
         if seg.burst_end {
@@ -1160,6 +1264,7 @@ impl Sender {
             None => ack.cum * mss,
         };
         self.snd_wnd_end = self.snd_wnd_end.max(cum_bytes + ack.wnd);
+        self.max_window = self.max_window.max(ack.wnd);
         self.ts_recent = self.ts_recent.max(ack.tsval);
         let prior_in_flight = self.tp.packets_in_flight();
         let prior_una = self.tp.snd_una;
@@ -1209,6 +1314,7 @@ impl Sender {
                         reord = seq;
                     }
                     self.deliver(seq, true, now, &mut rs, &mut acc);
+                    self.shift_sacked(seq);
                 }
             }
         }
@@ -1225,6 +1331,9 @@ impl Sender {
             for seq in self.tp.snd_una..ack.cum {
                 let i = self.idx(seq);
                 let flags = self.segs[i].flags;
+                if flags & F_SKB_END != 0 {
+                    self.skbs_out -= 1;
+                }
                 if flags & F_SACKED == 0 {
                     if flags & F_EVER_RETRANS == 0 {
                         reord_cum = reord_cum.min(seq);
@@ -1431,6 +1540,23 @@ impl Sender {
             return self.tp.snd_una;
         }
         self.sacked.last().map_or(self.tp.snd_una, |r| r.end)
+    }
+
+    /// `tcp_shift_skb_data()`: newly SACKed data joins the SACKed buffer just before it when
+    /// neither was retransmitted, so a run of SACKed data sits in one buffer and costs one
+    /// buffer's overhead.
+    fn shift_sacked(&mut self, seq: u64) {
+        if seq == self.tp.snd_una {
+            return;
+        }
+        let i = self.idx(seq);
+        let prev = self.segs[i - 1].flags;
+        let this = self.segs[i].flags;
+        let plain_sacked = |f: u8| f & F_SACKED != 0 && f & F_EVER_RETRANS == 0;
+        if prev & F_SKB_END != 0 && plain_sacked(prev) && plain_sacked(this) {
+            self.segs[i - 1].flags &= !F_SKB_END;
+            self.skbs_out -= 1;
+        }
     }
 
     /// `tcp_check_sack_reordering()`: segment `low_seq`, never retransmitted, was delivered
@@ -1944,6 +2070,92 @@ mod tests {
 
     fn drain(s: &mut Sender, now: Nanos) -> Vec<Segment> {
         std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    /// A sender with a 100 kB send buffer (69 segments) and an initial window of 200.
+    fn small_buffer(pacing: Option<bool>) -> Sender {
+        let cfg = SenderConfig {
+            init_cwnd: 200,
+            pacing,
+            host: HostTcp {
+                tcp_wmem: [4096, 16384, 100_000],
+                ..HostTcp::default()
+            },
+            peer_init_wnd: 10 << 20,
+            ..SenderConfig::default()
+        };
+        Sender::new(cfg, crate::cc::by_name("reno").unwrap().build(1))
+    }
+
+    /// `tcp_sendmsg_locked()`: the writer checks the send buffer only when it starts a
+    /// buffer. Before any RTT sample there is no pacing rate, a TSO burst is 64 KB and takes
+    /// a whole buffer, so the writer stops one buffer past `sk_sndbuf`. Once the pacing rate
+    /// makes bursts smaller than a buffer, a writer woken with cwnd to spare refills the tail
+    /// the sender is sending in pieces, past the buffer, until cwnd is full, and leaves one
+    /// full buffer unsent; a paced sender sends one burst and stops.
+    #[test]
+    fn a_writer_with_cwnd_to_spare_writes_past_the_send_buffer() {
+        let mut s = small_buffer(None);
+        let first = drain(&mut s, 0);
+        // Buffers of 45 segments (64 kB less the room for headers) while the queue is
+        // below 100 kB: two of them.
+        assert_eq!(first.len(), 90);
+        assert_eq!(s.sndbuf(), 100_000);
+        assert!(s.wmem_queued() > 100_000 && s.wmem_queued() < 100_000 + 66_000);
+        // An ACK 100 ms later for 60: the queue is below 2/3 of the buffer and the writer
+        // wakes; the pacing rate (2 x cwnd / srtt, ~56 Mbit/s) makes bursts of ~6 segments.
+        let mut a = ack(60);
+        a.wnd = 10 << 20;
+        s.on_ack(100 * NS_PER_MS, &a);
+        let sent = drain(&mut s, 100 * NS_PER_MS);
+        // (TSO deferral may hold the last few for the next ACK.)
+        let cwnd = s.tcp().snd_cwnd as usize;
+        assert!(
+            s.tcp().packets_in_flight() as usize + 8 > cwnd,
+            "filled cwnd"
+        );
+        assert!(
+            sent.len() > 150,
+            "{} sent past a 69-segment buffer",
+            sent.len()
+        );
+        assert!(s.wmem_queued() > 3 * s.sndbuf());
+        // One full buffer (45 segments: 64 kB less header room) stays unsent.
+        assert_eq!(s.app_written - s.tcp().snd_nxt, 45);
+        // The writer is blocked until the queue falls below 2/3 of the buffer.
+        s.on_ack(101 * NS_PER_MS, &a);
+        assert!(drain(&mut s, 101 * NS_PER_MS).is_empty());
+
+        let mut p = small_buffer(Some(true));
+        drain(&mut p, 0);
+        p.on_ack(100 * NS_PER_MS, &a);
+        let sent = drain(&mut p, 100 * NS_PER_MS);
+        assert!(sent.len() < 10, "paced: one burst, {}", sent.len());
+        assert!(p.wmem_queued() < p.sndbuf() + 70_000);
+    }
+
+    /// The send buffer counts each buffer's overhead beside its payload, and SACKed data
+    /// joins the SACKed buffer before it (`tcp_shift_skb_data()`), freeing an overhead.
+    #[test]
+    fn the_send_buffer_counts_each_buffers_overhead() {
+        let mut s = small_buffer(None);
+        let sent = drain(&mut s, 0);
+        let bursts = sent.iter().filter(|g| g.burst_end).count() as u64;
+        assert_eq!(
+            bursts,
+            2,
+            "{:?}",
+            sent.iter().map(|g| g.burst_end).collect::<Vec<_>>()
+        );
+        let payload = 90 * 1448;
+        assert_eq!(s.wmem_queued(), payload + bursts * host::SKB_OVERHEAD);
+        // A SACK for 40..90 spans both buffers' data (0-44 and 45-89): the second joins
+        // the first's SACKed part.
+        let mut a = ack(0);
+        a.sack[0] = SackBlock { start: 40, end: 90 };
+        a.n_sack = 1;
+        s.on_ack(100 * NS_PER_MS, &a);
+        assert_eq!(s.wmem_queued(), payload + host::SKB_OVERHEAD);
     }
 
     #[test]
