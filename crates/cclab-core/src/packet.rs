@@ -55,6 +55,10 @@ pub struct Segment {
     /// The TCP CWR flag: the sender reduced its window after an ECN echo
     /// (`tcp_ecn_queue_cwr()`; carried by the first new data segment after the reduction).
     pub cwr: bool,
+    /// The TCP PSH flag: the last segment the application has written so far
+    /// (`tcp_mark_push()` at the end of a write). A receiver that reads everything ACKs a
+    /// full-sized one at once instead of holding a delayed ACK (`ICSK_ACK_PUSHED`).
+    pub psh: bool,
 }
 
 impl Segment {

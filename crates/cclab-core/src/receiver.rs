@@ -21,6 +21,11 @@
 //!   compression interval would drop out of the list unreported, the sender would take them
 //!   for lost, retransmit them, see D-SACKs, conclude the path reorders and widen RACK's
 //!   window: loss recovery one round trip slower than Linux's;
+//! - a segment with PSH (the end of what the application had written) is ACKed at once
+//!   when nothing is held out of order, since the reader takes it at once
+//!   (`ICSK_ACK_PUSHED` from `tcp_measure_rcv_mss()`, acted on in `tcp_cleanup_rbuf()`): a
+//!   sender limited by its application or its send buffer does not wait 40 ms for the ACK
+//!   of a burst's odd last segment;
 //! - otherwise hold the ACK for up to the delayed-ACK timeout (40 ms, `TCP_DELACK_MIN`; Linux
 //!   adapts it between 40 and 200 ms, this model keeps the minimum).
 //!
@@ -512,6 +517,12 @@ impl Receiver {
             }
             self.delivered_bytes = self.bytes_below(self.rcv_nxt);
             self.rcv_space_adjust(now);
+            // `tcp_measure_rcv_mss()` / `tcp_cleanup_rbuf()`: a full-sized segment with PSH
+            // ends a write; once the reader has taken everything (nothing held out of
+            // order), it is ACKed at once rather than after the delayed-ACK timer.
+            if seg.psh && self.ooo.is_empty() {
+                ack_now = true;
+            }
         } else {
             // `tcp_sack_new_ofo_skb()`: a segment that extends a block listed third or later,
             // or opens a new block when two or more are listed, moves that block to the front
@@ -662,6 +673,7 @@ mod tests {
             tsecr: 0,
             ecn: crate::packet::Ecn::NotEct,
             cwr: false,
+            psh: false,
         }
     }
 
@@ -780,6 +792,45 @@ mod tests {
         assert!(forced);
         // Filling the hole ACKs at once.
         assert!(r.on_segment(30, &seg(hole)).is_some());
+    }
+
+    /// The odd last segment of a burst waits for the delayed-ACK timer, unless it carries
+    /// PSH (the end of what the application wrote): the reader takes it and Linux ACKs at
+    /// once (`ICSK_ACK_PUSHED`, `tcp_cleanup_rbuf()`). Not while data is held out of order.
+    #[test]
+    fn a_pushed_segment_is_acked_at_once() {
+        let mut r = rx(None);
+        // Past quick-ACK mode and the window's growth: until a segment is held.
+        let mut seq = 0;
+        while r.on_segment(0, &seg(seq)).is_some() {
+            seq += 1;
+            assert!(seq < 1000);
+        }
+        seq += 1;
+        // Every second segment is ACKed; an odd one waits for the timer.
+        assert!(r.on_segment(1, &seg(seq)).is_some());
+        assert!(r.on_segment(2, &seg(seq + 1)).is_none());
+        assert_eq!(r.next_timeout(), Some(2 + DELACK_TIMEOUT));
+        assert!(r.on_segment(3, &seg(seq + 2)).is_some());
+        // The same odd segment with PSH goes out at once.
+        let pushed = Segment {
+            psh: true,
+            ..seg(seq + 3)
+        };
+        let a = r
+            .on_segment(4, &pushed)
+            .expect("a pushed segment is ACKed at once");
+        assert_eq!(a.cum, seq + 4);
+        // Above a hole, SACKs compressed after three: PSH does not send one early.
+        let h = seq + 4;
+        for k in 1..=3 {
+            assert!(r.on_segment(5, &seg(h + k)).is_some(), "dupack {k}");
+        }
+        let held = Segment {
+            psh: true,
+            ..seg(h + 4)
+        };
+        assert!(r.on_segment(6, &held).is_none());
     }
 
     /// Lossy path, compressed SACKs: segments that extend the newest block are held; the

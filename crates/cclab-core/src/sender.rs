@@ -943,6 +943,9 @@ impl Sender {
             tsecr: self.ts_recent,
             ecn,
             cwr,
+            // `tcp_push()` marks the tail of each write; TSO splits keep the mark on the last
+            // piece (`tso_fragment()`), so the segment that ends the written data carries it.
+            psh: seq + 1 == self.app_written,
         }
     }
 
@@ -2147,6 +2150,9 @@ mod tests {
             "{:?}",
             sent.iter().map(|g| g.burst_end).collect::<Vec<_>>()
         );
+        // The segment that ends the written data carries PSH, and only that one.
+        let pushed: Vec<u64> = sent.iter().filter(|g| g.psh).map(|g| g.seq).collect();
+        assert_eq!(pushed, [89]);
         let payload = 90 * 1448;
         assert_eq!(s.wmem_queued(), payload + bursts * host::SKB_OVERHEAD);
         // A SACK for 40..90 spans both buffers' data (0-44 and 45-89): the second joins
