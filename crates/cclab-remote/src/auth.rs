@@ -51,15 +51,23 @@ impl Key {
     /// be readable by group or others (as ssh asks of a private key).
     pub fn load(path: &Path) -> Result<Key, RemoteError> {
         use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
         use std::os::unix::fs::PermissionsExt;
         let p = path.display();
-        let f = std::fs::File::open(path)
+        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever,
+        // before the check below could say it is not a file.
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
             .map_err(|e| RemoteError::Usage(format!("cannot read key file {p}: {e}")))?;
         let meta = f
             .metadata()
             .map_err(|e| RemoteError::Usage(format!("cannot read key file {p}: {e}")))?;
         if !meta.is_file() {
-            return Err(RemoteError::Usage(format!("key file {p} is not a file")));
+            return Err(RemoteError::Usage(format!(
+                "key file {p} is not a regular file (a FIFO, socket, device or directory); give the path of a file holding the key"
+            )));
         }
         let mode = meta.permissions().mode();
         if mode & 0o077 != 0 {

@@ -5,6 +5,7 @@ use crate::auth::{self, Key};
 use crate::protocol::{Conn, LimitsMsg, Msg, Sample, MAC_LEN, SESSION_LEN, VERSION};
 use crate::results::{self, FlowMeasure};
 use crate::server::valid_cc_name;
+use crate::text::escape;
 use crate::transfer::{self, SendPlan};
 use crate::{sampler, RemoteError};
 use cclab_results::{ResultsDoc, RunResult};
@@ -145,7 +146,8 @@ const ANSWER: Duration = Duration::from_secs(10);
 
 fn refused(m: Msg, expected: &str) -> RemoteError {
     match m {
-        Msg::Error { message, .. } => RemoteError::Refused(message),
+        // The server's text is shown to the user: escaped (`text::escape`).
+        Msg::Error { message, .. } => RemoteError::Refused(escape(&message).into_owned()),
         m => RemoteError::Protocol(format!("expected {expected}, got {}", m.name())),
     }
 }
@@ -215,8 +217,9 @@ fn open(addr: SocketAddr, key: Option<&Key>) -> Result<Session, RemoteError> {
                 addr,
                 id: session,
                 key: auth::session_key(kb, &nc, &ns),
-                kernel,
-                ccs,
+                // Shown in messages and recorded in results: escaped as all peer text is.
+                kernel: escape(&kernel).into_owned(),
+                ccs: ccs.iter().map(|c| escape(c).into_owned()).collect(),
                 limits,
                 next_run: 1,
             })
@@ -586,7 +589,7 @@ fn download(
                     )));
                 }
                 if !note.is_empty() && o.progress {
-                    eprintln!("cclab perf: server: {note}");
+                    eprintln!("cclab perf: server: {}", escape(&note));
                 }
                 break Ok(done);
             }
@@ -605,7 +608,11 @@ fn download(
         .zip(samples)
         .zip(done)
         .map(|((r, smp), d)| FlowMeasure {
-            cc: if d.cc.is_empty() { "?".into() } else { d.cc },
+            cc: if d.cc.is_empty() {
+                "?".into()
+            } else {
+                escape(&d.cc).into_owned()
+            },
             delivered: r.bytes,
             active_ns: r.last_ns,
             size: o.size,
@@ -652,7 +659,7 @@ fn upload(
             note,
         } if r == run && done.len() == n => {
             if !note.is_empty() && o.progress {
-                eprintln!("cclab perf: server: {note}");
+                eprintln!("cclab perf: server: {}", escape(&note));
             }
             done
         }

@@ -6,6 +6,7 @@
 
 use crate::protocol::Sample;
 use crate::results::{self, FlowMeasure};
+use crate::text::escape;
 use crate::RemoteError;
 use cclab_kernel::sys;
 use cclab_results::ResultsDoc;
@@ -329,7 +330,11 @@ fn fetch(url: &Url, addr: SocketAddr, o: &GetOptions) -> Result<Fetched, RemoteE
                 done = true;
             }
         }
-        if got >= o.max_size && !done {
+        let framing = match &body {
+            Some(Body::Chunked(c)) => c.framing,
+            _ => 0,
+        };
+        if got + framing >= o.max_size && !done {
             truncated = Some("max size");
             break;
         }
@@ -385,7 +390,7 @@ fn parse_head(head: &[u8], url: &Url) -> Result<(u16, Body), RemoteError> {
         _ => {
             return Err(RemoteError::Protocol(format!(
                 "not an HTTP/1.x response: \"{}\"",
-                status_line.chars().take(60).collect::<String>()
+                escape(&status_line.chars().take(60).collect::<String>())
             )))
         }
     };
@@ -399,10 +404,9 @@ fn parse_head(head: &[u8], url: &Url) -> Result<(u16, Body), RemoteError> {
         let v = v.trim();
         match k.trim().to_ascii_lowercase().as_str() {
             "content-length" => {
-                length =
-                    Some(v.parse::<u64>().map_err(|_| {
-                        RemoteError::Protocol(format!("bad Content-Length \"{v}\""))
-                    })?)
+                length = Some(v.parse::<u64>().map_err(|_| {
+                    RemoteError::Protocol(format!("bad Content-Length \"{}\"", escape(v)))
+                })?)
             }
             "transfer-encoding" => chunked = v.to_ascii_lowercase().contains("chunked"),
             "location" => location = Some(v.to_string()),
@@ -412,13 +416,19 @@ fn parse_head(head: &[u8], url: &Url) -> Result<(u16, Body), RemoteError> {
     if !(200..300).contains(&code) {
         let hint = match (code, location) {
             (300..=399, Some(l)) => {
-                format!("; it points to {l} (cclab get does not follow redirects: give that URL)")
+                format!(
+                    "; it points to {} (cclab get does not follow redirects: give that URL)",
+                    escape(&l)
+                )
             }
             _ => String::new(),
         };
         return Err(RemoteError::Refused(format!(
-            "http://{}:{}{} answered {code} {reason}{hint}",
-            url.host, url.port, url.path
+            "http://{}:{}{} answered {code} {}{hint}",
+            url.host,
+            url.port,
+            url.path,
+            escape(reason)
         )));
     }
     let body = if chunked {
@@ -444,11 +454,26 @@ fn count_body(b: &mut Body, data: &[u8], done: &mut bool) -> Result<u64, RemoteE
 }
 
 /// A chunked-transfer decoder that counts the payload (RFC 9112 7.1), bounded line sizes.
+/// It also counts the framing around the payload (size lines, CRLFs, trailers), which the
+/// download's `--max-size` counts too, and refuses a body of endless tiny chunks
+/// ([`TINY_CHUNKS`]): each costs a parse for next to no payload.
 #[derive(Default, Debug)]
 pub struct Chunked {
     state: ChunkState,
     line: Vec<u8>,
+    /// Chunks begun.
+    pub chunks: u64,
+    /// Payload bytes so far.
+    pub payload: u64,
+    /// Bytes of framing so far.
+    pub framing: u64,
 }
+
+/// After this many chunks, a body whose chunks average under [`TINY_CHUNK_BYTES`] of payload
+/// is cut with an error.
+pub const TINY_CHUNKS: u64 = 100_000;
+/// See [`TINY_CHUNKS`].
+pub const TINY_CHUNK_BYTES: u64 = 64;
 
 #[derive(Default, Debug, PartialEq)]
 enum ChunkState {
@@ -471,6 +496,7 @@ impl Chunked {
                 ChunkState::Data(left) => {
                     let k = (left as usize).min(d.len());
                     payload += k as u64;
+                    self.payload += k as u64;
                     d = &d[k..];
                     self.state = if left as usize == k {
                         ChunkState::DataEnd
@@ -481,6 +507,7 @@ impl Chunked {
                 _ => {
                     let b = d[0];
                     d = &d[1..];
+                    self.framing += 1;
                     if b != b'\n' {
                         if self.line.len() >= MAX_CHUNK_LINE {
                             return Err("a chunk line over 4 kB".into());
@@ -496,7 +523,17 @@ impl Chunked {
                         ChunkState::Size => {
                             let hex = line.split(';').next().unwrap_or("").trim();
                             let n = u64::from_str_radix(hex, 16)
-                                .map_err(|_| format!("bad chunk size \"{hex}\""))?;
+                                .map_err(|_| format!("bad chunk size \"{}\"", escape(hex)))?;
+                            self.chunks += 1;
+                            if self.chunks >= TINY_CHUNKS
+                                && self.payload < self.chunks * TINY_CHUNK_BYTES
+                            {
+                                return Err(format!(
+                                    "{} chunks averaging {} bytes: a stream of tiny chunks, not a download (cclab get stops after {TINY_CHUNKS} chunks under {TINY_CHUNK_BYTES} bytes on average)",
+                                    self.chunks,
+                                    self.payload / self.chunks
+                                ));
+                            }
                             if n == 0 {
                                 ChunkState::Trailer
                             } else {

@@ -28,6 +28,7 @@ pub mod protocol;
 pub mod results;
 pub mod sampler;
 pub mod server;
+pub mod text;
 pub mod transfer;
 
 pub use auth::Key;

@@ -1,9 +1,18 @@
 //! `cclab serve`: the far end of `cclab perf`.
 //!
-//! One thread per connection, a cap on connections ([`Limits::max_clients`]) and on control
-//! sessions per client address, a deadline on every read. The server only accepts: every
+//! One thread per connection and a deadline on every read. The server only accepts: every
 //! connection, control and data, downloads included, is opened by the client (no reflection,
 //! no amplification towards a third host). Without a key it takes loopback peers only.
+//!
+//! Admission (docs/remote.md, "Admission"): a peer that has not authenticated cannot keep a
+//! key holder out. A new connection has [`Limits::handshake_timeout`] (2 s) for its whole
+//! handshake (`Hello` and `Auth`, or a `DataHello`). Until then it counts against a pool of
+//! its own, [`Limits::max_unauthenticated`] in all and
+//! [`Limits::max_unauthenticated_per_addr`] per address; when either is full, the oldest
+//! waiting connection (of that address, else of all) is closed to make room, so a new
+//! connection always gets its 2 s. [`Limits::max_clients`] and [`Limits::max_sessions`]
+//! count authenticated control sessions only. Refusals are logged once per address and
+//! interval, then summed up ([`REFUSAL_WINDOW`]), so a flood cannot fill the log.
 //!
 //! A control session: `Hello` -> `Challenge` -> `Auth` -> `Welcome`, then runs. A run:
 //! `RunRequest` -> `RunReady`; the client opens one data connection per stream, each starting
@@ -31,15 +40,24 @@ pub struct Limits {
     pub max_parallel: u16,
     /// Runs one client address may have going at once (default 2).
     pub max_runs: u16,
-    /// Bytes one client address may move in any hour (default 100 GB: one 60 s run at
-    /// 10 Gbit/s and change).
+    /// Bytes one client address, and the key, may move in any hour (default 100 GB: one 60 s
+    /// run at 10 Gbit/s and change). Per key as well as per address: a key holder with many
+    /// addresses gets one budget.
     pub max_bytes: u64,
-    /// Connections the server handles at once, all clients together (default 32).
+    /// Authenticated control sessions the server serves at once, all clients together
+    /// (default 32).
     pub max_clients: usize,
-    /// Control sessions one client address may have at once (default 4).
+    /// Authenticated control sessions one client address may have at once (default 4).
     pub max_sessions: usize,
-    /// Time a new connection has to say who it is (default 5 s).
+    /// Time a new connection has for its whole handshake, `Hello` to `Auth` or its
+    /// `DataHello` (default 2 s).
     pub handshake_timeout: Duration,
+    /// Connections still in their handshake, all addresses together (default 64); when
+    /// full, the oldest is closed for a new one.
+    pub max_unauthenticated: usize,
+    /// Connections still in their handshake from one address (default 4); when full, that
+    /// address's oldest is closed for a new one.
+    pub max_unauthenticated_per_addr: usize,
     /// Time a control session may stay silent between runs (default 60 s).
     pub idle_timeout: Duration,
 }
@@ -53,7 +71,9 @@ impl Default for Limits {
             max_bytes: 100_000_000_000,
             max_clients: 32,
             max_sessions: 4,
-            handshake_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(2),
+            max_unauthenticated: 64,
+            max_unauthenticated_per_addr: 4,
             idle_timeout: Duration::from_secs(60),
         }
     }
@@ -83,20 +103,84 @@ impl Default for ServeOptions {
 /// Use by one client address.
 #[derive(Default)]
 struct Client {
+    /// Authenticated control sessions.
     sessions: usize,
     runs: u16,
     /// Bytes moved, with when (the last hour's count against `max_bytes`).
-    moved: VecDeque<(Instant, u64)>,
+    moved: Moved,
 }
 
-impl Client {
-    fn moved_last_hour(&mut self) -> u64 {
+/// Bytes moved, with when; the last hour's sum is held against `max_bytes`.
+#[derive(Default)]
+struct Moved(VecDeque<(Instant, u64)>);
+
+impl Moved {
+    fn last_hour(&mut self) -> u64 {
         let hour = Duration::from_secs(3600);
-        while self.moved.front().is_some_and(|(t, _)| t.elapsed() > hour) {
-            self.moved.pop_front();
+        while self.0.front().is_some_and(|(t, _)| t.elapsed() > hour) {
+            self.0.pop_front();
         }
-        self.moved.iter().map(|(_, b)| b).sum()
+        self.0.iter().map(|(_, b)| b).sum()
     }
+    fn add(&mut self, bytes: u64) {
+        self.0.push_back((Instant::now(), bytes));
+    }
+}
+
+/// Connections in their handshake (see the module docs).
+#[derive(Default)]
+struct Unauth {
+    per_addr: HashMap<IpAddr, usize>,
+    /// (id, address, a handle that closes it), oldest first.
+    queue: VecDeque<(u64, IpAddr, TcpStream)>,
+    next_id: u64,
+}
+
+impl Unauth {
+    /// Close and forget the oldest waiting connection (of `ip` if given).
+    fn evict_oldest(&mut self, ip: Option<IpAddr>) -> Option<IpAddr> {
+        let i = match ip {
+            Some(ip) => self.queue.iter().position(|(_, a, _)| *a == ip)?,
+            None if self.queue.is_empty() => return None,
+            None => 0,
+        };
+        let (_, a, s) = self.queue.remove(i)?;
+        let _ = s.shutdown(std::net::Shutdown::Both);
+        self.forget_addr(a);
+        Some(a)
+    }
+    fn forget_addr(&mut self, a: IpAddr) {
+        if let Some(n) = self.per_addr.get_mut(&a) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_addr.remove(&a);
+            }
+        }
+    }
+    /// The connection `id` finished its handshake, or ended: it leaves the pool.
+    fn remove(&mut self, id: u64) {
+        if let Some(i) = self.queue.iter().position(|(k, _, _)| *k == id) {
+            let (_, a, _) = self.queue.remove(i).expect("present");
+            self.forget_addr(a);
+        }
+    }
+}
+
+/// Refusals are logged in full once per address, reason and window, then counted; a summary
+/// line per address closes each window. Bounds the log under a flood of connections that
+/// never authenticate (issue #27).
+pub const REFUSAL_WINDOW: Duration = Duration::from_secs(10);
+/// Addresses whose refusals are counted separately; beyond, they share one count.
+const REFUSAL_ADDRS: usize = 256;
+
+/// Refusals counted after the first of each reason, by reason.
+type Counts = Vec<(&'static str, u64)>;
+
+#[derive(Default)]
+struct Refusals {
+    /// Per address (`None`: every address beyond [`REFUSAL_ADDRS`]): when its window began,
+    /// and by reason the refusals counted after the first (which was logged).
+    by_addr: HashMap<Option<IpAddr>, (Instant, Counts)>,
 }
 
 /// A run waiting for its data connections.
@@ -117,7 +201,14 @@ struct State {
     limits: Limits,
     log_stderr: bool,
     log: Mutex<VecDeque<String>>,
+    /// Connection threads running (authenticated or not).
     conns: AtomicUsize,
+    /// Authenticated control sessions, against `max_clients`.
+    authenticated: AtomicUsize,
+    unauth: Mutex<Unauth>,
+    refusals: Mutex<Refusals>,
+    /// Bytes moved under the key (all addresses), against `max_bytes`.
+    key_moved: Mutex<Moved>,
     clients: Mutex<HashMap<IpAddr, Client>>,
     sessions: Mutex<HashMap<[u8; SESSION_LEN], Session>>,
     stop: Arc<AtomicBool>,
@@ -143,8 +234,76 @@ impl State {
     fn client<T>(&self, ip: IpAddr, f: impl FnOnce(&mut Client) -> T) -> T {
         let mut c = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         let r = f(c.entry(ip).or_default());
-        c.retain(|_, v| v.sessions > 0 || v.runs > 0 || !v.moved.is_empty());
+        c.retain(|_, v| v.sessions > 0 || v.runs > 0 || !v.moved.0.is_empty());
         r
+    }
+
+    /// A refused or failed connection of a peer that has not authenticated: logged in full
+    /// if it is the first of its address in the current window, else counted (`reason` is
+    /// the count's label).
+    fn refusal(&self, ip: IpAddr, reason: &'static str, line: impl FnOnce() -> String) {
+        let now = Instant::now();
+        let first = {
+            let mut r = self.refusals.lock().unwrap_or_else(|e| e.into_inner());
+            let key = if r.by_addr.contains_key(&Some(ip)) || r.by_addr.len() < REFUSAL_ADDRS {
+                Some(ip)
+            } else {
+                None
+            };
+            let (_, counts) = r.by_addr.entry(key).or_insert_with(|| (now, Vec::new()));
+            match counts.iter_mut().find(|(k, _)| *k == reason) {
+                Some((_, n)) => {
+                    *n += 1;
+                    false
+                }
+                None => {
+                    counts.push((reason, 0));
+                    true
+                }
+            }
+        };
+        if first {
+            self.log(format!(
+                "{} (more like it from this address in the next {} s are counted, not logged)",
+                line(),
+                REFUSAL_WINDOW.as_secs()
+            ));
+        }
+        self.flush_refusals(false);
+    }
+
+    /// Log a summary for every window that has ended (every window with `all`).
+    fn flush_refusals(&self, all: bool) {
+        let done: Vec<(Option<IpAddr>, Counts)> = {
+            let mut r = self.refusals.lock().unwrap_or_else(|e| e.into_inner());
+            let ended: Vec<Option<IpAddr>> = r
+                .by_addr
+                .iter()
+                .filter(|(_, (t, _))| all || t.elapsed() >= REFUSAL_WINDOW)
+                .map(|(k, _)| *k)
+                .collect();
+            ended
+                .into_iter()
+                .filter_map(|k| r.by_addr.remove(&k).map(|(_, c)| (k, c)))
+                .collect()
+        };
+        for (addr, counts) in done {
+            let total: u64 = counts.iter().map(|(_, n)| n).sum();
+            if total == 0 {
+                continue;
+            }
+            let what = counts
+                .iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(k, n)| format!("{k} x{n}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.log(format!(
+                "{}: {total} more refused in {} s ({what})",
+                addr.map_or("other addresses".to_string(), |a| a.to_string()),
+                REFUSAL_WINDOW.as_secs()
+            ));
+        }
     }
 }
 
@@ -173,9 +332,25 @@ impl ServerHandle {
             .collect()
     }
 
-    /// Connections being handled now.
+    /// Connections being handled now (authenticated or not).
     pub fn connections(&self) -> usize {
         self.st.conns.load(Ordering::SeqCst)
+    }
+
+    /// Write the refusals counted so far as summary lines now (they are written when their
+    /// 10 s window ends, and when the server stops).
+    pub fn flush_refusals(&self) {
+        self.st.flush_refusals(true);
+    }
+
+    /// Connections in their handshake now.
+    pub fn unauthenticated(&self) -> usize {
+        self.st
+            .unauth
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .queue
+            .len()
     }
 
     /// Stop accepting, end every session, and wait for their threads (up to 10 s).
@@ -225,6 +400,10 @@ impl Server {
                 log_stderr: opts.log_stderr,
                 log: Mutex::new(VecDeque::new()),
                 conns: AtomicUsize::new(0),
+                authenticated: AtomicUsize::new(0),
+                unauth: Mutex::new(Unauth::default()),
+                refusals: Mutex::new(Refusals::default()),
+                key_moved: Mutex::new(Moved::default()),
                 clients: Mutex::new(HashMap::new()),
                 sessions: Mutex::new(HashMap::new()),
                 stop: Arc::new(AtomicBool::new(false)),
@@ -282,6 +461,7 @@ impl Server {
                 ));
                 break;
             }
+            st.flush_refusals(false);
             match self.listener.accept() {
                 Ok((s, peer)) => self.admit(s, peer),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -297,6 +477,7 @@ impl Server {
             }
         }
         st.stop.store(true, Ordering::SeqCst);
+        st.flush_refusals(true);
         // Every thread notices the flag within a read timeout or a sample period.
         let deadline = Instant::now() + Duration::from_secs(10);
         while st.conns.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
@@ -308,44 +489,61 @@ impl Server {
     fn admit(&self, s: TcpStream, peer: SocketAddr) {
         let st = &self.st;
         let _ = s.set_nonblocking(false);
-        let refuse = |code: u16, why: &str| {
+        let ip = peer.ip();
+        if st.key.is_none() && !is_loopback(ip) {
+            st.refusal(ip, "not loopback", || {
+                format!("refused {peer}: not a loopback peer and this server has no key")
+            });
             if let Ok(c) = s.try_clone() {
                 let _ = c.set_write_timeout(Some(Duration::from_secs(1)));
-                Conn { stream: c }.send_error(code, why);
+                Conn { stream: c }.send_error(
+                    code::REFUSED,
+                    "this cclab server has no key and serves loopback peers only; start it with --key-file F and give perf the same key",
+                );
             }
-        };
-        if st.key.is_none() && !is_loopback(peer.ip()) {
-            st.log(format!(
-                "refused {peer}: not a loopback peer and this server has no key"
-            ));
-            refuse(
-                code::REFUSED,
-                "this cclab server has no key and serves loopback peers only; start it with --key-file F and give perf the same key",
-            );
             return;
         }
-        if st.conns.load(Ordering::SeqCst) >= st.limits.max_clients {
-            st.log(format!(
-                "refused {peer}: {} connections already",
-                st.limits.max_clients
-            ));
-            refuse(
-                code::BUSY,
-                "the server has as many clients as it takes; try again later",
-            );
-            return;
+        // The handshake pool: room is made by closing the oldest waiting connection, of
+        // this address if it has its share, else of all.
+        let Ok(closer) = s.try_clone() else { return };
+        let l = &st.limits;
+        let (id, evicted) = {
+            let mut u = st.unauth.lock().unwrap_or_else(|e| e.into_inner());
+            let mut evicted = None;
+            if u.per_addr.get(&ip).copied().unwrap_or(0) >= l.max_unauthenticated_per_addr {
+                evicted = u.evict_oldest(Some(ip));
+            }
+            if u.queue.len() >= l.max_unauthenticated {
+                evicted = u.evict_oldest(None);
+            }
+            let id = u.next_id;
+            u.next_id += 1;
+            u.queue.push_back((id, ip, closer));
+            *u.per_addr.entry(ip).or_default() += 1;
+            (id, evicted)
+        };
+        if let Some(a) = evicted {
+            st.refusal(a, "closed unauthenticated for a newer connection", || {
+                format!("{a}: a connection still in its handshake was closed to make room for a newer one")
+            });
         }
         st.conns.fetch_add(1, Ordering::SeqCst);
         let st = st.clone();
         std::thread::spawn(move || {
-            struct Count(Arc<State>);
+            struct Count(Arc<State>, u64);
             impl Drop for Count {
                 fn drop(&mut self) {
+                    self.0
+                        .unauth
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(self.1);
                     self.0.conns.fetch_sub(1, Ordering::SeqCst);
                 }
             }
-            let _count = Count(st.clone());
-            handle(&st, s, peer);
+            let _count = Count(st.clone(), id);
+            let deadline = Instant::now() + st.limits.handshake_timeout;
+            handle(&st, s, peer, id, deadline);
         });
     }
 }
@@ -358,32 +556,43 @@ pub fn is_loopback(ip: IpAddr) -> bool {
     }
 }
 
-fn handle(st: &Arc<State>, s: TcpStream, peer: SocketAddr) {
+/// Time left until `deadline` (at least 1 ms, so a read that is due at once still waits
+/// for bytes already sent).
+fn left(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
+}
+
+fn handle(st: &Arc<State>, s: TcpStream, peer: SocketAddr, id: u64, deadline: Instant) {
     let mut conn = match Conn::new(s) {
         Ok(c) => c,
         Err(_) => return,
     };
-    match conn.recv(st.limits.handshake_timeout) {
-        Ok(Msg::Hello { version, nonce }) => control(st, conn, peer, version, nonce),
+    match conn.recv(left(deadline)) {
+        Ok(Msg::Hello { version, nonce }) => control(st, conn, peer, version, nonce, id, deadline),
         Ok(Msg::DataHello {
             session,
             run,
             stream,
             mac,
-        }) => data(st, conn, peer, session, run, stream, mac),
+        }) => data(st, conn, peer, session, run, stream, mac, id),
         Ok(m) => {
-            st.log(format!("{peer}: sent {} first; closed", m.name()));
+            st.refusal(peer.ip(), "wrong first message", || {
+                format!("{peer}: sent {} first; closed", m.name())
+            });
             conn.send_error(
                 code::BAD_REQUEST,
                 &format!("expected Hello or DataHello, got {}", m.name()),
             );
         }
-        Err(e) => reject(st, &mut conn, peer, "opening", e),
+        Err(e) => reject(st, &mut conn, peer, "opening", e, true),
     }
 }
 
-/// Log a failed read and tell the peer when it sent something wrong.
-fn reject(st: &State, conn: &mut Conn, peer: SocketAddr, when: &str, e: ProtoError) {
+/// Log a failed read and tell the peer when it sent something wrong; `unauth`: the peer has
+/// not authenticated, so the line goes through the refusal log.
+fn reject(st: &State, conn: &mut Conn, peer: SocketAddr, when: &str, e: ProtoError, unauth: bool) {
     match &e {
         ProtoError::Malformed(_) | ProtoError::BadLength(_) => {
             conn.send_error(code::BAD_REQUEST, &e.to_string());
@@ -396,9 +605,20 @@ fn reject(st: &State, conn: &mut Conn, peer: SocketAddr, when: &str, e: ProtoErr
         }
         _ => {}
     }
-    st.log(format!("{peer}: {when}: {e}; closed"));
+    let line = || format!("{peer}: {when}: {e}; closed");
+    if unauth {
+        let reason = match &e {
+            ProtoError::Timeout => "handshake not done in time",
+            ProtoError::Closed => "closed in its handshake",
+            _ => "bad handshake",
+        };
+        st.refusal(peer.ip(), reason, line);
+    } else {
+        st.log(line());
+    }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn data(
     st: &State,
     conn: Conn,
@@ -407,6 +627,7 @@ fn data(
     run: u32,
     stream: u16,
     mac: [u8; MAC_LEN],
+    id: u64,
 ) {
     let mut sock = Some(conn.stream);
     let mut sessions = st.sessions.lock().unwrap_or_else(|e| e.into_inner());
@@ -423,6 +644,12 @@ fn data(
                 if p.run == run && (stream as usize) < p.seen.len() && !p.seen[stream as usize] =>
             {
                 p.seen[stream as usize] = true;
+                // Authenticated by its token: out of the handshake pool before the run
+                // takes it (the pool's eviction must not close it).
+                st.unauth
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(id);
                 match p.tx.try_send((stream, sock.take().expect("socket"))) {
                     Ok(()) => return,
                     Err(
@@ -435,65 +662,54 @@ fn data(
         },
     };
     drop(sessions);
-    st.log(format!("{peer}: data connection refused: {why}"));
+    st.refusal(peer.ip(), "data connection refused", || {
+        format!("{peer}: data connection refused: {why}")
+    });
     if let Some(s) = sock {
         Conn { stream: s }.send_error(code::AUTH, &format!("data connection refused: {why}"));
     }
 }
 
-/// Removes the session and the client's session count when the control thread ends.
+/// Removes the session and its counts (the client's and the server's) when the control
+/// thread of an authenticated session ends.
 struct SessionGuard<'a> {
     st: &'a State,
     ip: IpAddr,
-    id: Option<[u8; SESSION_LEN]>,
+    id: [u8; SESSION_LEN],
 }
 
 impl Drop for SessionGuard<'_> {
     fn drop(&mut self) {
-        if let Some(id) = self.id {
-            self.st
-                .sessions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&id);
-        }
+        self.st
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.id);
         self.st.client(self.ip, |c| c.sessions -= 1);
+        self.st.authenticated.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: [u8; 32]) {
+fn control(
+    st: &Arc<State>,
+    mut conn: Conn,
+    peer: SocketAddr,
+    version: u16,
+    nc: [u8; 32],
+    id: u64,
+    deadline: Instant,
+) {
     let ip = peer.ip();
     if version != VERSION {
-        st.log(format!("{peer}: protocol version {version}; closed"));
+        st.refusal(ip, "protocol version", || {
+            format!("{peer}: protocol version {version}; closed")
+        });
         conn.send_error(
             code::VERSION,
             &format!("this server speaks cclab protocol {VERSION}, the client {version}; run the same cclab version on both hosts"),
         );
         return;
     }
-    let admitted = st.client(ip, |c| {
-        if c.sessions >= st.limits.max_sessions {
-            false
-        } else {
-            c.sessions += 1;
-            true
-        }
-    });
-    if !admitted {
-        st.log(format!(
-            "{peer}: refused: {} sessions of this client already",
-            st.limits.max_sessions
-        ));
-        conn.send_error(
-            code::LIMIT,
-            &format!(
-                "this client has {} sessions open already (the server's limit)",
-                st.limits.max_sessions
-            ),
-        );
-        return;
-    }
-    let mut guard = SessionGuard { st, ip, id: None };
     let ns = match auth::nonce() {
         Ok(n) => n,
         Err(e) => {
@@ -511,26 +727,35 @@ fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: 
     {
         return;
     }
-    let mac = match conn.recv(st.limits.handshake_timeout) {
+    let mac = match conn.recv(left(deadline)) {
         Ok(Msg::Auth { mac }) => mac,
         Ok(m) => {
-            st.log(format!("{peer}: sent {} instead of Auth; closed", m.name()));
+            st.refusal(ip, "no Auth", || {
+                format!("{peer}: sent {} instead of Auth; closed", m.name())
+            });
             conn.send_error(
                 code::BAD_REQUEST,
                 &format!("expected Auth, got {}", m.name()),
             );
             return;
         }
-        Err(e) => return reject(st, &mut conn, peer, "authenticating", e),
+        Err(e) => return reject(st, &mut conn, peer, "authenticating", e, true),
     };
     let key: &[u8] = st.key.as_ref().map_or(&[], |k| k.bytes());
     if st.key.is_some() {
         let ok = mac.is_some_and(|m| auth::verify(key, auth::CLIENT, &[&nc, &ns], &m));
         if !ok {
-            st.log(format!(
-                "{peer}: authentication failed ({})",
-                if mac.is_some() { "wrong key" } else { "no key" }
-            ));
+            let reason = if mac.is_some() {
+                "authentication failed (wrong key)"
+            } else {
+                "authentication failed (no key)"
+            };
+            st.refusal(ip, reason, || {
+                format!(
+                    "{peer}: authentication failed ({})",
+                    if mac.is_some() { "wrong key" } else { "no key" }
+                )
+            });
             conn.send_error(
                 code::AUTH,
                 if mac.is_some() {
@@ -542,9 +767,52 @@ fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: 
             return;
         }
     }
+    // Authenticated: out of the handshake pool, into the sessions the caps count.
+    st.unauth
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(id);
+    let l = &st.limits;
+    if st.authenticated.fetch_add(1, Ordering::SeqCst) >= l.max_clients {
+        st.authenticated.fetch_sub(1, Ordering::SeqCst);
+        st.log(format!(
+            "{peer}: refused: {} sessions already (--max-clients)",
+            l.max_clients
+        ));
+        conn.send_error(
+            code::BUSY,
+            "the server has as many clients as it takes; try again later",
+        );
+        return;
+    }
+    let admitted = st.client(ip, |c| {
+        if c.sessions >= l.max_sessions {
+            false
+        } else {
+            c.sessions += 1;
+            true
+        }
+    });
+    if !admitted {
+        st.authenticated.fetch_sub(1, Ordering::SeqCst);
+        st.log(format!(
+            "{peer}: refused: {} sessions of this client already",
+            l.max_sessions
+        ));
+        conn.send_error(
+            code::LIMIT,
+            &format!(
+                "this client has {} sessions open already (the server's limit)",
+                l.max_sessions
+            ),
+        );
+        return;
+    }
     let session: [u8; SESSION_LEN] = match auth::random() {
         Ok(s) => s,
         Err(e) => {
+            st.client(ip, |c| c.sessions -= 1);
+            st.authenticated.fetch_sub(1, Ordering::SeqCst);
             conn.send_error(code::INTERNAL, &e.to_string());
             return;
         }
@@ -561,7 +829,11 @@ fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: 
                 pending: None,
             },
         );
-    guard.id = Some(session);
+    let _guard = SessionGuard {
+        st,
+        ip,
+        id: session,
+    };
     let l = &st.limits;
     let welcome = Msg::Welcome {
         mac: st
@@ -592,7 +864,7 @@ fn control(st: &Arc<State>, mut conn: Conn, peer: SocketAddr, version: u16, nc: 
         let msg = match recv_idle(st, &mut conn) {
             Ok(m) => m,
             Err(ProtoError::Closed) => break,
-            Err(e) => return reject(st, &mut conn, peer, "waiting for a run", e),
+            Err(e) => return reject(st, &mut conn, peer, "waiting for a run", e, false),
         };
         match msg {
             Msg::RunRequest {
@@ -725,8 +997,9 @@ impl Drop for PendingGuard<'_> {
 
 /// Time the client has to open a run's data connections.
 const DATA_CONNECT: Duration = Duration::from_secs(10);
-/// What a receiving server waits beyond the run's duration for the client's last bytes.
-const UPLOAD_GRACE: Duration = Duration::from_secs(10);
+/// What a receiving server waits beyond the run's duration for the client's last bytes
+/// (issue #27: an upload asked for 2 s was accepted for 12 s).
+const UPLOAD_GRACE: Duration = Duration::from_secs(2);
 
 /// One run; errors are (code, message, whether the session must end).
 fn serve_run(
@@ -743,7 +1016,7 @@ fn serve_run(
             code::BAD_REQUEST,
             format!(
                 "\"{}\" is not a congestion control name",
-                req.cc.escape_default()
+                crate::text::escape(&req.cc)
             ),
             true,
         ));
@@ -772,12 +1045,21 @@ fn serve_run(
         if c.runs >= l.max_runs {
             return Err((code::LIMIT, format!("this client has {} runs going already (the server's limit; --max-runs on serve)", c.runs), false));
         }
-        let moved = c.moved_last_hour();
+        let moved = c.moved.last_hour();
         if moved >= l.max_bytes {
             return Err((code::LIMIT, format!("this client moved {moved} bytes in the last hour, the server's limit is {} (--max-bytes on serve)", l.max_bytes), false));
         }
+        // The key's own budget: every address that holds it together.
+        let key_moved = if st.key.is_some() {
+            st.key_moved.lock().unwrap_or_else(|e| e.into_inner()).last_hour()
+        } else {
+            0
+        };
+        if key_moved >= l.max_bytes {
+            return Err((code::LIMIT, format!("clients with this server's key moved {key_moved} bytes in the last hour, the server's limit per key is {} (--max-bytes on serve)", l.max_bytes), false));
+        }
         c.runs += 1;
-        Ok(l.max_bytes - moved)
+        Ok(l.max_bytes - moved.max(key_moved))
     })?;
     let slot = RunSlot { st, ip };
     let n = req.parallel as usize;
@@ -897,7 +1179,13 @@ fn serve_run(
             },
         )
     };
-    st.client(ip, |c| c.moved.push_back((Instant::now(), moved)));
+    st.client(ip, |c| c.moved.add(moved));
+    if st.key.is_some() {
+        st.key_moved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(moved);
+    }
     // The run is over for the limits before the client hears so (it may start the next).
     drop(slot);
     let secs = started.elapsed().as_secs_f64().max(1e-9);

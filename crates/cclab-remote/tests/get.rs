@@ -90,3 +90,62 @@ fn errors_and_bounds() {
         assert!(e.contains(want), "{u}: {e}");
     }
 }
+
+/// A one-shot hostile HTTP server: answers the first request with `head`, then `body`
+/// (`None`: an endless stream of one-byte chunks).
+fn hostile(head: &'static [u8], body: Option<&'static [u8]>) -> String {
+    use std::io::{Read, Write};
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut req = [0u8; 4096];
+        let _ = s.read(&mut req);
+        let _ = s.write_all(head);
+        match body {
+            Some(b) => {
+                let _ = s.write_all(b);
+            }
+            None => {
+                let chunk = b"1\r\nX\r\n".repeat(4096);
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_secs(20) && s.write_all(&chunk).is_ok() {}
+            }
+        }
+    });
+    url
+}
+
+/// Issue #27: what a hostile server puts in its status line, reason phrase or `Location`
+/// reaches the user escaped; a body of endless tiny chunks is cut at once, not at the
+/// timeout.
+#[test]
+fn hostile_servers_cannot_reach_the_terminal_or_spin_the_client() {
+    let url = hostile(
+        b"HTTP/1.1 302 Found\x1b]0;pwned\x07\r\nLocation: http://x/\x1b[2J\r\n\r\n",
+        Some(b""),
+    );
+    let e = get(url, |_| {}).unwrap_err().to_string();
+    assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
+    assert!(
+        e.contains("Found\\x1b]0;pwned\\x07") && e.contains("http://x/\\x1b[2J"),
+        "{e}"
+    );
+    let url = hostile(b"\x1b[31mHTTP/9 200\r\n\r\n", Some(b""));
+    let e = get(url, |_| {}).unwrap_err().to_string();
+    assert!(
+        !e.chars().any(|c| c.is_control()) && e.contains("\\x1b[31m"),
+        "{e:?}"
+    );
+    // Endless one-byte chunks: stopped with an error well before the 20 s timeout.
+    let url = hostile(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        None,
+    );
+    let t = Instant::now();
+    let e = get(url, |o| o.timeout = Duration::from_secs(20))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tiny chunks"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+}

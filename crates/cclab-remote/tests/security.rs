@@ -312,14 +312,27 @@ fn data_connections_are_bound_to_their_session() {
         panic!("no RunDone")
     };
     assert_eq!(drain.join().unwrap(), streams[0].bytes);
+    // The first refusal is logged in full, the others of its 10 s window counted.
+    srv.flush_refusals();
     let log = srv.log();
-    assert!(
+    assert_eq!(
         log.iter()
-            .filter(|l| l.contains("data connection refused"))
-            .count()
-            >= 7,
+            .filter(|l| l.contains(": data connection refused:"))
+            .count(),
+        1,
         "{log:?}"
     );
+    let counted: u64 = log
+        .iter()
+        .filter_map(|l| l.split("data connection refused x").nth(1))
+        .filter_map(|n| {
+            n.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert!(counted >= 6, "{log:?}");
     srv.stop().unwrap();
 }
 
@@ -421,6 +434,7 @@ fn hostile_input_gets_an_error_and_everyone_else_is_served() {
         Some(KEY),
         Limits {
             max_clients: 6,
+            max_sessions: 8,
             handshake_timeout: Duration::from_secs(1),
             ..Default::default()
         },
@@ -492,8 +506,8 @@ fn hostile_input_gets_an_error_and_everyone_else_is_served() {
             "{e:?}"
         );
     }
-    // The cap on clients: with six connections being served, the seventh is told the
-    // server is busy ...
+    // The cap on clients counts authenticated sessions: with six of them open, the seventh
+    // is told the server is busy ...
     let settle = |n: usize| {
         let t = Instant::now();
         while srv.connections() != n && t.elapsed() < Duration::from_secs(5) {
@@ -502,19 +516,31 @@ fn hostile_input_gets_an_error_and_everyone_else_is_served() {
         assert_eq!(srv.connections(), n);
     };
     settle(0);
-    let idle: Vec<TcpStream> = (0..6)
-        .map(|_| TcpStream::connect(srv.addr).unwrap())
-        .collect();
-    settle(6);
-    let mut extra = TcpStream::connect(srv.addr).unwrap();
-    assert!(error_of(&mut extra).is_some_and(|(c, _)| c == code::BUSY));
-    // ... and served again once the idle ones time out.
-    drop(idle);
-    std::thread::sleep(Duration::from_millis(1500));
+    let sessions: Vec<Raw> = (0..6).map(|_| raw(srv.addr, KEY)).collect();
+    let mut seventh = Conn::new(TcpStream::connect(srv.addr).unwrap()).unwrap();
+    let nc = auth::nonce().unwrap();
+    seventh
+        .send(&Msg::Hello {
+            version: VERSION,
+            nonce: nc,
+        })
+        .unwrap();
+    let Msg::Challenge { nonce: ns, .. } = seventh.recv(Duration::from_secs(5)).unwrap() else {
+        panic!("no challenge")
+    };
+    seventh
+        .send(&Msg::Auth {
+            mac: Some(auth::mac(KEY, auth::CLIENT, &[&nc, &ns])),
+        })
+        .unwrap();
+    assert!(error_of(&mut seventh.stream).is_some_and(|(c, _)| c == code::BUSY));
+    // ... and served again once one closes.
+    drop(sessions);
+    settle(0);
     assert!(perf(&srv, Some(KEY), |_| {}).is_ok());
     let log = srv.log();
     assert!(
-        log.iter().any(|l| l.contains("connections already")),
+        log.iter().any(|l| l.contains("6 sessions already")),
         "{log:?}"
     );
     srv.stop().unwrap();
@@ -683,5 +709,314 @@ fn a_pacing_cap_holds_and_a_bad_one_is_refused() {
         m => panic!("{m:?}"),
     }
     assert!(perf(&srv, Some(KEY), |_| {}).is_ok());
+    srv.stop().unwrap();
+}
+
+/// A TCP connection to `to` from the loopback address `from` (127.0.0.0/8 is all loopback
+/// on Linux), as another host would make it.
+fn connect_from(from: [u8; 4], to: SocketAddr) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let s = unsafe { TcpStream::from_raw_fd(fd) };
+    let sa = |ip: [u8; 4], port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(ip),
+        },
+        sin_zero: [0; 8],
+    };
+    let SocketAddr::V4(to) = to else {
+        panic!("IPv4 only")
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    let src = sa(from, 0);
+    let dst = sa(to.ip().octets(), to.port());
+    if unsafe { libc::bind(fd, &src as *const _ as *const libc::sockaddr, len) } != 0
+        || unsafe { libc::connect(fd, &dst as *const _ as *const libc::sockaddr, len) } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(s)
+}
+
+/// What an attacking connection does on each 20 ms tick (false: it is done).
+type Feed = fn(&mut TcpStream, u32) -> bool;
+
+/// An attacker without the key: keeps `n` connections from `from` open, reopening each the
+/// moment the server closes it, and does `feed` with each (nothing, a byte now and then, a
+/// Hello, a partial frame), until `stop`.
+fn attack(
+    srv: SocketAddr,
+    from: Vec<[u8; 4]>,
+    n: usize,
+    feed: Feed,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
+    use std::sync::atomic::Ordering;
+    std::thread::spawn(move || {
+        let mut conns: Vec<Option<(TcpStream, u32)>> = (0..n).map(|_| None).collect();
+        let mut opened = 0u64;
+        let mut buf = [0u8; 4096];
+        while !stop.load(Ordering::Relaxed) {
+            for (i, c) in conns.iter_mut().enumerate() {
+                let alive = match c {
+                    Some((s, tick)) => {
+                        *tick += 1;
+                        let _ = s.set_nonblocking(true);
+                        let closed = matches!(s.read(&mut buf), Ok(0))
+                            || matches!(s.read(&mut buf), Err(e) if e.kind() != std::io::ErrorKind::WouldBlock);
+                        !closed && feed(s, *tick)
+                    }
+                    None => false,
+                };
+                if !alive {
+                    *c = connect_from(from[i % from.len()], srv).ok().map(|s| (s, 0));
+                    opened += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        opened
+    })
+}
+
+/// Issue #27: peers without the key cannot lock a key holder out. Idle connections from one
+/// address reopened as soon as they are cut, idle ones from seven, slowloris dribblers, partial
+/// 64 KiB frames, and Hellos without Auth from the client's own address, all at once: the
+/// key holder's runs succeed throughout, and the log stays short.
+#[test]
+fn unauthenticated_peers_cannot_lock_out_a_key_holder() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let srv = serve(Some(KEY), Limits::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let idle: Feed = |_, _| true;
+    let drip: Feed = |s, t| t % 10 != 0 || s.write_all(&[0]).is_ok();
+    let partial: Feed = |s, t| {
+        t != 1 || s.write_all(&[0, 1, 0, 0, 1, 2, 3]).is_ok() // a 64 KiB frame begun
+    };
+    let hello: Feed = |s, t| {
+        t != 1
+            || s.write_all(
+                &Msg::Hello {
+                    version: VERSION,
+                    nonce: [9; 32],
+                }
+                .encode(),
+            )
+            .is_ok()
+    };
+    let others: Vec<[u8; 4]> = (2..9).map(|i| [127, 0, 0, i]).collect();
+    let attackers = vec![
+        attack(srv.addr, vec![[127, 0, 0, 2]], 32, idle, stop.clone()),
+        attack(srv.addr, others.clone(), 300, idle, stop.clone()),
+        attack(srv.addr, others.clone(), 50, drip, stop.clone()),
+        attack(srv.addr, vec![[127, 0, 0, 8]], 40, partial, stop.clone()),
+        attack(srv.addr, vec![[127, 0, 0, 1]], 4, hello, stop.clone()),
+    ];
+    std::thread::sleep(Duration::from_millis(500));
+    let t = Instant::now();
+    let mut runs = 0;
+    while t.elapsed() < Duration::from_secs(5) {
+        let r = perf(&srv, Some(KEY), |_| {});
+        assert!(r.is_ok(), "run {runs} under attack: {:?}", r.err());
+        runs += 1;
+    }
+    stop.store(true, Ordering::SeqCst);
+    let opened: u64 = attackers.into_iter().map(|a| a.join().unwrap()).sum();
+    assert!(opened > 400, "the attack opened {opened} connections");
+    assert!(runs >= 5, "{runs} runs in 5 s");
+    // Hundreds of refusals a second, a few lines in the log: one per address and reason,
+    // then a summary of each.
+    srv.flush_refusals();
+    let log = srv.log();
+    assert!(log.len() < 150, "{} log lines: {log:#?}", log.len());
+    assert!(
+        log.iter().any(|l| l.contains("more refused in 10 s")),
+        "{log:#?}"
+    );
+    srv.stop().unwrap();
+}
+
+/// Issue #27: an unauthenticated impostor's error text is shown escaped.
+#[test]
+fn an_impostors_error_text_is_escaped() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        let mut c = Conn::new(s).unwrap();
+        let _ = c.recv(Duration::from_secs(5));
+        c.send_error(code::REFUSED, "go away\x1b]0;owned\x07\x1b[2J");
+    });
+    let e = cclab_remote::perf(&PerfOptions {
+        target: addr.to_string(),
+        duration: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
+    assert!(e.contains("go away\\x1b]0;owned\\x07\\x1b[2J"), "{e}");
+}
+
+/// Issue #27: a key file that is a FIFO (or any non-file) is a one-line error at once.
+#[test]
+fn a_fifo_as_key_file_is_an_error_not_a_hang() {
+    let dir = std::env::temp_dir().join(format!("cclab-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("key");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let t = Instant::now();
+    let e = Key::load(&fifo).unwrap_err().to_string();
+    assert!(t.elapsed() < Duration::from_secs(1));
+    assert!(e.contains("not a regular file") && !e.contains('\n'), "{e}");
+    let e = Key::load(&dir).unwrap_err().to_string();
+    assert!(
+        e.contains("not a regular file") || e.contains("cannot read"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue #27: the byte budget holds per key, not only per address: a key holder's second
+/// address does not get a fresh budget.
+#[test]
+fn the_byte_budget_holds_per_key_across_addresses() {
+    let srv = serve(
+        Some(KEY),
+        Limits {
+            max_bytes: 20_000_000,
+            max_duration: Duration::from_secs(3),
+            ..Default::default()
+        },
+    );
+    // Address 127.0.0.1 spends the budget ...
+    let mut a = raw(srv.addr, KEY);
+    assert!(matches!(a.request(1, 2500, 1), Msg::RunReady { run: 1 }));
+    let d = a.data(
+        srv.addr,
+        a.session,
+        1,
+        0,
+        auth::data_token(&a.sk, &a.session, 1, 0),
+    );
+    let drain = std::thread::spawn(move || {
+        let mut d = d;
+        let mut buf = vec![0u8; 1 << 18];
+        while let Ok(k) = d.read(&mut buf) {
+            if k == 0 {
+                break;
+            }
+        }
+    });
+    let Msg::RunDone { note, .. } = a.finish() else {
+        panic!()
+    };
+    drain.join().unwrap();
+    assert!(note.contains("byte limit"), "{note}");
+    // ... and 127.0.0.2, with the same key, is refused for the key's hour.
+    let mut conn = Conn::new(connect_from([127, 0, 0, 2], srv.addr).unwrap()).unwrap();
+    let nc = auth::nonce().unwrap();
+    conn.send(&Msg::Hello {
+        version: VERSION,
+        nonce: nc,
+    })
+    .unwrap();
+    let Msg::Challenge { nonce: ns, .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
+        panic!()
+    };
+    conn.send(&Msg::Auth {
+        mac: Some(auth::mac(KEY, auth::CLIENT, &[&nc, &ns])),
+    })
+    .unwrap();
+    let Msg::Welcome { .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
+        panic!()
+    };
+    conn.send(&Msg::RunRequest {
+        run: 1,
+        cc: "cubic".into(),
+        reverse: false,
+        duration_ms: 1000,
+        size: 0,
+        parallel: 1,
+        pace: 0,
+    })
+    .unwrap();
+    let m = conn.recv(Duration::from_secs(5)).unwrap();
+    assert!(
+        matches!(&m, Msg::Error { code: code::LIMIT, message } if message.contains("per key")),
+        "{m:?}"
+    );
+    srv.stop().unwrap();
+}
+
+/// Issue #27, opt-in (2.5 min): each attack of the lock-out test alone for 30 s, a key
+/// holder's 3 s runs measured throughout, against an undisturbed run: every run succeeds and
+/// the median goodput stays within 20%.
+/// `cargo test --release -p cclab-remote --test security -- --ignored soak --nocapture`
+#[test]
+#[ignore]
+fn soak_each_attack_for_30_s() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    // Loopback moves 100 GB (the default hourly budget) in under a minute.
+    let srv = serve(
+        Some(KEY),
+        Limits {
+            max_bytes: u64::MAX / 4,
+            ..Default::default()
+        },
+    );
+    let goodput = || {
+        perf(&srv, Some(KEY), |o| o.duration = Duration::from_secs(3))
+            .map(|d| d.runs[0].flows[0].goodput_bps)
+    };
+    let mut base: Vec<f64> = (0..3).map(|_| goodput().unwrap()).collect();
+    base.sort_by(f64::total_cmp);
+    let base = base[1];
+    let idle: Feed = |_, _| true;
+    let drip: Feed = |s, t| t % 10 != 0 || s.write_all(&[0]).is_ok();
+    let partial: Feed = |s, t| t != 1 || s.write_all(&[0, 1, 0, 0, 1, 2, 3]).is_ok();
+    let others: Vec<[u8; 4]> = (2..9).map(|i| [127, 0, 0, i]).collect();
+    let attacks: Vec<(&str, Vec<[u8; 4]>, usize, Feed)> = vec![
+        ("32 idle from one address", vec![[127, 0, 0, 2]], 32, idle),
+        ("300 idle from seven", others.clone(), 300, idle),
+        ("50 slowloris", others.clone(), 50, drip),
+        (
+            "40 partial 64 KiB frames",
+            vec![[127, 0, 0, 8]],
+            40,
+            partial,
+        ),
+    ];
+    for (what, from, n, feed) in attacks {
+        let stop = Arc::new(AtomicBool::new(false));
+        let a = attack(srv.addr, from, n, feed, stop.clone());
+        let t = Instant::now();
+        let mut g = Vec::new();
+        while t.elapsed() < Duration::from_secs(30) {
+            g.push(goodput().unwrap_or_else(|e| panic!("{what}: a run failed: {e}")));
+        }
+        stop.store(true, Ordering::SeqCst);
+        let opened = a.join().unwrap();
+        g.sort_by(f64::total_cmp);
+        let med = g[g.len() / 2];
+        eprintln!(
+            "{what}: {} runs, median {:.0} Mbit/s against {:.0} undisturbed ({:+.1}%), {opened} attacking connections",
+            g.len(),
+            med / 1e6,
+            base / 1e6,
+            (med / base - 1.0) * 100.0
+        );
+        assert!(med > 0.8 * base, "{what}: {med} against {base}");
+    }
+    srv.flush_refusals();
+    eprintln!("log: {} lines", srv.log().len());
     srv.stop().unwrap();
 }

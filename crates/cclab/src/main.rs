@@ -180,10 +180,11 @@ struct ServeArgs {
     /// Runs one client address may have going at once
     #[arg(long, default_value_t = 2, value_name = "N")]
     max_runs: u16,
-    /// Bytes one client address may move in any hour
+    /// Bytes one client address, and the key (all its holders together), may move in any hour
     #[arg(long, default_value = "100gb", value_name = "SIZE")]
     max_bytes: String,
-    /// Connections served at once, all clients together
+    /// Authenticated sessions served at once, all clients together (connections still in
+    /// their 2 s handshake have a pool of their own: docs/remote.md, "Admission")
     #[arg(long, default_value_t = 32, value_name = "N")]
     max_clients: usize,
     /// No log lines on stderr
