@@ -75,6 +75,7 @@ pub const COMP_SACK_NR: u32 = 44;
 const DUPACKS_BEFORE_COMPRESSION: u32 = 3;
 /// Blocks remembered for SACK generation (Linux keeps 4 in `selective_acks`).
 const REMEMBERED_BLOCKS: usize = 4;
+const _: () = assert!(MAX_SACK_BLOCKS <= REMEMBERED_BLOCKS);
 /// `TCP_SACK_BLOCKS_EXPECTED`: the blocks Linux counts on an ACK to carry (3 fit beside
 /// timestamps; it assumes 2, as an ACK may be lost). A block beyond them about to move sends
 /// the ACKs SACK compression held.
@@ -235,32 +236,42 @@ impl Receiver {
         self.prior_ack.take()
     }
 
-    /// Where an out-of-order segment `seq` lands in the SACK block list, most recent first
-    /// (`tcp_sack_new_ofo_skb()`'s `this_sack`): the position of the first listed block it
-    /// extends or touches, else the number of blocks listed (it opens a new one).
-    fn sack_slot(&self, seq: u64) -> usize {
-        let mut listed = [0u64; REMEMBERED_BLOCKS];
+    /// The SACK blocks as listed now, most recent first: the distinct out-of-order ranges that
+    /// hold the remembered segments at or above `rcv_nxt`, up to [`REMEMBERED_BLOCKS`].
+    fn listed_blocks(&self) -> ([SackBlock; REMEMBERED_BLOCKS], usize) {
+        let mut listed = [SackBlock::default(); REMEMBERED_BLOCKS];
         let mut n = 0;
         for &s in &self.recent {
+            if n == REMEMBERED_BLOCKS {
+                break;
+            }
             if s < self.rcv_nxt {
                 continue;
             }
             let Some(r) = self.ooo.range_containing(s) else {
                 continue;
             };
-            if listed[..n].contains(&r.start) {
+            if listed[..n].iter().any(|b| b.start == r.start) {
                 continue;
             }
-            if r.start <= seq + 1 && seq <= r.end {
-                return n;
-            }
-            if n == REMEMBERED_BLOCKS {
-                break;
-            }
-            listed[n] = r.start;
+            listed[n] = SackBlock {
+                start: r.start,
+                end: r.end,
+            };
             n += 1;
         }
-        n
+        (listed, n)
+    }
+
+    /// Where an out-of-order segment `seq` lands in the SACK block list, most recent first
+    /// (`tcp_sack_new_ofo_skb()`'s `this_sack`): the position of the first listed block it
+    /// extends or touches, else the number of blocks listed (it opens a new one).
+    fn sack_slot(&self, seq: u64) -> usize {
+        let (listed, n) = self.listed_blocks();
+        listed[..n]
+            .iter()
+            .position(|b| b.start <= seq + 1 && seq <= b.end)
+            .unwrap_or(n)
     }
 
     fn total_segs(&self) -> Option<u64> {
@@ -636,21 +647,9 @@ impl Receiver {
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
             self.recent.retain(|&s| s >= rcv_nxt);
-            let mut n = 0;
-            for &s in &self.recent {
-                if n == MAX_SACK_BLOCKS {
-                    break;
-                }
-                if let Some(r) = self.ooo.range_containing(s) {
-                    if !ack.sack[..n].iter().any(|b| b.start == r.start) {
-                        ack.sack[n] = SackBlock {
-                            start: r.start,
-                            end: r.end,
-                        };
-                        n += 1;
-                    }
-                }
-            }
+            let (listed, n) = self.listed_blocks();
+            let n = n.min(MAX_SACK_BLOCKS);
+            ack.sack.copy_from_slice(&listed[..MAX_SACK_BLOCKS]);
             ack.n_sack = n as u8;
         } else {
             self.recent.clear();

@@ -46,7 +46,14 @@ struct Raw {
 }
 
 fn raw(addr: SocketAddr, key: &[u8]) -> Raw {
-    let mut conn = Conn::new(TcpStream::connect(addr).unwrap()).unwrap();
+    handshake(TcpStream::connect(addr).unwrap(), key)
+        .unwrap_or_else(|m| panic!("no welcome: {m:?}"))
+}
+
+/// The client's handshake over `s`: the session, or the message the server sent instead of
+/// `Welcome`.
+fn handshake(s: TcpStream, key: &[u8]) -> Result<Raw, Msg> {
+    let mut conn = Conn::new(s).unwrap();
     let nc = auth::nonce().unwrap();
     conn.send(&Msg::Hello {
         version: VERSION,
@@ -58,13 +65,13 @@ fn raw(addr: SocketAddr, key: &[u8]) -> Raw {
     };
     let mac = (!key.is_empty()).then(|| auth::mac(key, auth::CLIENT, &[&nc, &ns]));
     conn.send(&Msg::Auth { mac }).unwrap();
-    let Msg::Welcome { session, .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
-        panic!("no welcome")
-    };
-    Raw {
-        conn,
-        session,
-        sk: auth::session_key(key, &nc, &ns),
+    match conn.recv(Duration::from_secs(5)).unwrap() {
+        Msg::Welcome { session, .. } => Ok(Raw {
+            conn,
+            session,
+            sk: auth::session_key(key, &nc, &ns),
+        }),
+        m => Err(m),
     }
 }
 
@@ -517,23 +524,18 @@ fn hostile_input_gets_an_error_and_everyone_else_is_served() {
     };
     settle(0);
     let sessions: Vec<Raw> = (0..6).map(|_| raw(srv.addr, KEY)).collect();
-    let mut seventh = Conn::new(TcpStream::connect(srv.addr).unwrap()).unwrap();
-    let nc = auth::nonce().unwrap();
-    seventh
-        .send(&Msg::Hello {
-            version: VERSION,
-            nonce: nc,
-        })
-        .unwrap();
-    let Msg::Challenge { nonce: ns, .. } = seventh.recv(Duration::from_secs(5)).unwrap() else {
-        panic!("no challenge")
-    };
-    seventh
-        .send(&Msg::Auth {
-            mac: Some(auth::mac(KEY, auth::CLIENT, &[&nc, &ns])),
-        })
-        .unwrap();
-    assert!(error_of(&mut seventh.stream).is_some_and(|(c, _)| c == code::BUSY));
+    let seventh = handshake(TcpStream::connect(srv.addr).unwrap(), KEY);
+    assert!(
+        matches!(
+            seventh,
+            Err(Msg::Error {
+                code: code::BUSY,
+                ..
+            })
+        ),
+        "{:?}",
+        seventh.err()
+    );
     // ... and served again once one closes.
     drop(sessions);
     settle(0);
@@ -921,34 +923,8 @@ fn the_byte_budget_holds_per_key_across_addresses() {
     drain.join().unwrap();
     assert!(note.contains("byte limit"), "{note}");
     // ... and 127.0.0.2, with the same key, is refused for the key's hour.
-    let mut conn = Conn::new(connect_from([127, 0, 0, 2], srv.addr).unwrap()).unwrap();
-    let nc = auth::nonce().unwrap();
-    conn.send(&Msg::Hello {
-        version: VERSION,
-        nonce: nc,
-    })
-    .unwrap();
-    let Msg::Challenge { nonce: ns, .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
-        panic!()
-    };
-    conn.send(&Msg::Auth {
-        mac: Some(auth::mac(KEY, auth::CLIENT, &[&nc, &ns])),
-    })
-    .unwrap();
-    let Msg::Welcome { .. } = conn.recv(Duration::from_secs(5)).unwrap() else {
-        panic!()
-    };
-    conn.send(&Msg::RunRequest {
-        run: 1,
-        cc: "cubic".into(),
-        reverse: false,
-        duration_ms: 1000,
-        size: 0,
-        parallel: 1,
-        pace: 0,
-    })
-    .unwrap();
-    let m = conn.recv(Duration::from_secs(5)).unwrap();
+    let mut b = handshake(connect_from([127, 0, 0, 2], srv.addr).unwrap(), KEY).unwrap();
+    let m = b.request(1, 1000, 1);
     assert!(
         matches!(&m, Msg::Error { code: code::LIMIT, message } if message.contains("per key")),
         "{m:?}"
