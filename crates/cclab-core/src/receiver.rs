@@ -123,8 +123,11 @@ pub struct Receiver {
     rcv_wup: u64,
     /// Out-of-order segments held for reassembly.
     ooo: RangeSet,
-    /// One sequence number inside each recently reported SACK block, newest first.
-    recent: VecDeque<u64>,
+    /// The recently reported SACK blocks, newest first, each as it stood when a segment last
+    /// joined it. A block changes only when a segment joins it (and it is then re-entered at
+    /// the front) or when `rcv_nxt` passes it (and it is then skipped), so the stored copy is
+    /// the live range in the out-of-order set without looking it up.
+    recent: VecDeque<SackBlock>,
     quickacks: u32,
     /// The window the receiver is willing to advertise, bytes (`rcv_ssthresh`).
     rcv_ssthresh: u64,
@@ -241,23 +244,14 @@ impl Receiver {
     fn listed_blocks(&self) -> ([SackBlock; REMEMBERED_BLOCKS], usize) {
         let mut listed = [SackBlock::default(); REMEMBERED_BLOCKS];
         let mut n = 0;
-        for &s in &self.recent {
+        for &b in &self.recent {
             if n == REMEMBERED_BLOCKS {
                 break;
             }
-            if s < self.rcv_nxt {
+            if b.start < self.rcv_nxt || listed[..n].iter().any(|l| l.start == b.start) {
                 continue;
             }
-            let Some(r) = self.ooo.range_containing(s) else {
-                continue;
-            };
-            if listed[..n].iter().any(|b| b.start == r.start) {
-                continue;
-            }
-            listed[n] = SackBlock {
-                start: r.start,
-                end: r.end,
-            };
+            listed[n] = b;
             n += 1;
         }
         (listed, n)
@@ -548,10 +542,15 @@ impl Receiver {
             self.ooo_segs += 1;
             // `tcp_data_queue_ofo()`: the buffer makes room for the out-of-order span.
             self.rcvbuf_grow(self.rcvq_space);
-            if let Some(r) = self.ooo.range_containing(seg.seq) {
-                self.recent.retain(|s| !r.contains(s));
-            }
-            self.recent.push_front(seg.seq);
+            let r = self
+                .ooo
+                .range_containing(seg.seq)
+                .unwrap_or(seg.seq..seg.seq + 1);
+            self.recent.retain(|b| !r.contains(&b.start));
+            self.recent.push_front(SackBlock {
+                start: r.start,
+                end: r.end,
+            });
             self.recent.truncate(REMEMBERED_BLOCKS);
         }
         if new_data && self.cfg.ecn != EcnEcho::Off {
@@ -646,7 +645,7 @@ impl Receiver {
         };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
-            self.recent.retain(|&s| s >= rcv_nxt);
+            self.recent.retain(|b| b.start >= rcv_nxt);
             let (listed, n) = self.listed_blocks();
             let n = n.min(MAX_SACK_BLOCKS);
             ack.sack.copy_from_slice(&listed[..MAX_SACK_BLOCKS]);
