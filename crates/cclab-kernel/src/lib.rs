@@ -51,8 +51,10 @@ mod bench;
 mod doctor;
 pub mod element;
 pub mod lab;
-pub mod sys;
 mod topo;
+
+use cclab_sys as sys;
+use cclab_sys::available_ccs;
 pub mod traffic;
 
 pub use backend::KernelBackend;
@@ -182,13 +184,6 @@ impl fmt::Display for KernelError {
 }
 
 impl std::error::Error for KernelError {}
-
-/// Congestion controls this kernel offers (`tcp_available_congestion_control`).
-pub fn available_ccs() -> Vec<String> {
-    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .map(|s| s.split_whitespace().map(String::from).collect())
-        .unwrap_or_default()
-}
 
 /// Root, or CAP_NET_ADMIN plus CAP_SYS_ADMIN (namespaces).
 pub fn check_privileges() -> Result<(), KernelError> {

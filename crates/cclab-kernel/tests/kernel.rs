@@ -3,6 +3,7 @@
 //! and returns. Runs are serialised (one lab at a time: measurements need the CPUs).
 
 use cclab_kernel::*;
+use cclab_sys::available_ccs;
 use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -163,7 +164,7 @@ fn cubic_fills_10_and_100_mbit() {
         eprintln!("{rate}: steal {:?} ms", lab.steal_ms);
         // With two CPUs or more the receiving stack runs off the element's CPU (printed: the
         // element's stalls, 0-1 per run here; unsteered runs had hundreds at 100 Mbit/s).
-        if cclab_kernel::sys::placement().is_some() {
+        if cclab_sys::placement().is_some() {
             assert!(
                 r.steered,
                 "RPS steering of the TUN device did not take effect"

@@ -296,7 +296,7 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
             sampler::check_cc(cc).map_err(RemoteError::Usage)?;
         }
     }
-    let _signals = cclab_kernel::sys::SignalGuard::install();
+    let _signals = cclab_sys::SignalGuard::install();
     let mut s = open(addr, o.key.as_ref())?;
     let l = s.limits;
     if o.duration.as_millis() > l.max_duration_ms as u128 {
@@ -329,7 +329,7 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
         }
         None
     } else if o.probe {
-        let (steal0, t0) = (cclab_kernel::sys::steal_ms(), std::time::Instant::now());
+        let (steal0, t0) = (cclab_sys::steal_ms(), std::time::Instant::now());
         let (runs, mut notes) = crate::probe::run(&mut s, o)?;
         if let Some(share) = steal_share(steal0, t0.elapsed().as_secs_f64())
             .filter(|&x| x > cclab_results::LabConditions::MAX_STEAL_SHARE)
@@ -362,7 +362,7 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
                     o.ccs.len() * o.repeat as usize
                 );
             }
-            let steal0 = cclab_kernel::sys::steal_ms();
+            let steal0 = cclab_sys::steal_ms();
             let mut r = run_one(&mut s, o, cc, rep)?;
             annotate(&mut r, &s, o, cc);
             if let Some(share) = steal_share(steal0, r.duration_s) {
@@ -425,8 +425,8 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
 /// Share of this host's CPU time its hypervisor took since `steal0` (ms of /proc/stat
 /// `steal`) over `secs`; none where the kernel does not report steal.
 fn steal_share(steal0: Option<f64>, secs: f64) -> Option<f64> {
-    let ms = cclab_kernel::sys::steal_ms()? - steal0?;
-    let cpus = cclab_kernel::sys::online_cpus().max(1) as f64;
+    let ms = cclab_sys::steal_ms()? - steal0?;
+    let cpus = cclab_sys::online_cpus().max(1) as f64;
     (secs > 0.0).then(|| (ms / 1e3 / (secs * cpus)).max(0.0))
 }
 
@@ -529,7 +529,7 @@ pub(crate) fn run_flows(
     if let Some(p) = printer {
         let _ = p.join();
     }
-    if let Some(sig) = cclab_kernel::sys::interrupted() {
+    if let Some(sig) = cclab_sys::interrupted() {
         return Err(RemoteError::Interrupted(sig));
     }
     outcome
@@ -648,7 +648,7 @@ fn upload(
         true
     });
     if out.stopped {
-        if let Some(sig) = cclab_kernel::sys::interrupted() {
+        if let Some(sig) = cclab_sys::interrupted() {
             return Err(RemoteError::Interrupted(sig));
         }
     }

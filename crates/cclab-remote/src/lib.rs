@@ -9,8 +9,6 @@
 //! - [`sampler`] and [`transfer`]: TCP_INFO sampling every 10 ms, the data streams;
 //! - [`fit`]: the path (rate, base RTT, random loss, buffer, each with a 95% interval) fitted
 //!   to the probe phase `cclab perf` runs first (`probe`), and the scenario it makes;
-//! - [`lab`]: serve and perf across the kernel lab's element over a known path (`cclab lab
-//!   fit-check`, the lab tests);
 //! - [`results`]: measurements -> the results schema (`backend: "host"`) through
 //!   `cclab_results::RunRecord::build`, the one result builder.
 //!
@@ -22,7 +20,6 @@ pub mod fit;
 pub mod get;
 #[doc(hidden)]
 pub mod httpd;
-pub mod lab;
 mod probe;
 pub mod protocol;
 pub mod results;

@@ -645,7 +645,7 @@ fn read_all<Rd: Read>(r: &mut Rd, buf: &mut [u8], first: bool) -> Result<(), Pro
             Ok(0) => return Err(bad("connection closed inside a frame")),
             Ok(k) => got += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                if let Some(sig) = cclab_kernel::sys::interrupted() {
+                if let Some(sig) = cclab_sys::interrupted() {
                     return Err(ProtoError::Interrupted(sig));
                 }
             }
@@ -666,7 +666,7 @@ pub struct DeadlineReader<'a> {
 impl Read for DeadlineReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
-            if cclab_kernel::sys::interrupted().is_some() {
+            if cclab_sys::interrupted().is_some() {
                 return Err(io::ErrorKind::Interrupted.into());
             }
             let left = self.deadline.saturating_duration_since(Instant::now());
@@ -709,7 +709,7 @@ impl Conn {
         };
         match read_msg(&mut r) {
             Err(ProtoError::Io(e)) if e.kind() == io::ErrorKind::Interrupted => Err(
-                ProtoError::Interrupted(cclab_kernel::sys::interrupted().unwrap_or(libc::SIGINT)),
+                ProtoError::Interrupted(cclab_sys::interrupted().unwrap_or(libc::SIGINT)),
             ),
             other => other,
         }

@@ -1,8 +1,8 @@
 //! TCP_INFO sampling of a sending socket, and the sender's congestion control, through the
-//! kernel crate's checked wrappers (`cclab_kernel::sys`).
+//! system-call crate's checked wrappers (`cclab_sys`).
 
 use crate::protocol::Sample;
-use cclab_kernel::sys;
+use cclab_sys as sys;
 use std::os::fd::RawFd;
 
 /// Sampling period, ns (10 ms).
@@ -49,7 +49,7 @@ pub fn unacked(fd: RawFd) -> Option<(u32, u32)> {
 
 /// Controllers this kernel has (`tcp_available_congestion_control`).
 pub fn available() -> Vec<String> {
-    cclab_kernel::available_ccs()
+    cclab_sys::available_ccs()
 }
 
 /// Controllers unprivileged sockets may choose (`tcp_allowed_congestion_control`).

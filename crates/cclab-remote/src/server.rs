@@ -433,7 +433,7 @@ impl Server {
 
     /// Serve until SIGINT/SIGTERM (or the handle's stop); then close every session.
     pub fn run(self) -> Result<(), RemoteError> {
-        let _signals = cclab_kernel::sys::SignalGuard::install();
+        let _signals = cclab_sys::SignalGuard::install();
         let st = &self.st;
         st.log(format!(
             "listening on {} ({}; kernel {}, controllers: {})",
@@ -450,7 +450,7 @@ impl Server {
             if st.stop.load(Ordering::SeqCst) {
                 break;
             }
-            if let Some(sig) = cclab_kernel::sys::interrupted() {
+            if let Some(sig) = cclab_sys::interrupted() {
                 st.log(format!(
                     "stopped by {}: closing every session",
                     if sig == libc::SIGTERM {
@@ -465,7 +465,7 @@ impl Server {
             match self.listener.accept() {
                 Ok((s, peer)) => self.admit(s, peer),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    let _ = cclab_kernel::sys::wait_readable(
+                    let _ = cclab_sys::wait_readable(
                         std::os::fd::AsRawFd::as_raw_fd(&self.listener),
                         Some(100_000_000),
                     );
@@ -932,7 +932,7 @@ fn recv_idle(st: &State, conn: &mut Conn) -> Result<Msg, ProtoError> {
         if left.is_zero() {
             return Err(ProtoError::Timeout);
         }
-        let first = cclab_kernel::sys::wait_readable(
+        let first = cclab_sys::wait_readable(
             std::os::fd::AsRawFd::as_raw_fd(&conn.stream),
             Some(left.min(Duration::from_secs(1)).as_nanos() as u64),
         )

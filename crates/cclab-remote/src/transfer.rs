@@ -56,7 +56,7 @@ pub struct SendOutcome {
 }
 
 fn stop_now(stop: &AtomicBool) -> bool {
-    stop.load(Ordering::Relaxed) || cclab_kernel::sys::interrupted().is_some()
+    stop.load(Ordering::Relaxed) || cclab_sys::interrupted().is_some()
 }
 
 /// Send on `streams` as `plan` says; `on_batch(stream, samples)` gets the new samples of

@@ -594,7 +594,7 @@ fn random_frames_to_a_live_server_leave_it_serving() {
 #[test]
 fn a_controller_the_sender_lacks_is_a_one_line_error() {
     let srv = serve(Some(KEY), Limits::default());
-    let avail = cclab_kernel::available_ccs();
+    let avail = cclab_sys::available_ccs();
     let e = perf(&srv, Some(KEY), |o| o.ccs = vec!["nosuchcc".into()]).unwrap_err();
     let m = e.to_string();
     assert!(

@@ -11,13 +11,15 @@
 //! A real host has no such truth; this is how a user learns what to expect of `cclab fit`
 //! on paths like theirs before trusting it on one.
 
+use crate::perf_lab as lab;
 use crate::predict::{predict_doc, PredictOptions};
 use crate::runner::{self, Error};
-use cclab_kernel::{addr, lab_unavailable, sys};
+use cclab_kernel::{addr, lab_unavailable};
 use cclab_remote::fit::{Estimate, PathFit};
-use cclab_remote::{lab, PerfOptions};
+use cclab_remote::PerfOptions;
 use cclab_results::{LabConditions, ResultsDoc};
-use cclab_scenario::LinkSpec;
+use cclab_scenario::Scenario;
+use cclab_sys as sys;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -160,15 +162,16 @@ fn interval(e: &Estimate, f: impl Fn(f64) -> String) -> String {
     }
 }
 
-/// Measure `link` in the lab with serve and perf (probe on), fit and predict.
+/// Measure the path of `sc` in the lab with serve and perf (probe on), fit and predict.
 pub fn check_link(
-    link: &LinkSpec,
+    sc: &Scenario,
     duration: Duration,
     o: &CheckOptions,
 ) -> Result<(ResultsDoc, PathFit, Truth, LabConditions), Error> {
     let e = |m: String| Error::new(m);
     let steal0 = sys::steal_ms();
-    let mut the_lab = lab::make_lab(link).map_err(|m| e(format!("the lab: {m}")))?;
+    let link = &sc.link;
+    let mut the_lab = lab::make_lab(sc).map_err(|m| e(format!("the lab: {m}")))?;
     // The element counts the whole session (probe and runs): the loss it really drew.
     the_lab
         .element()
@@ -234,7 +237,6 @@ pub fn run(
     for path in paths {
         let plan = runner::plan_path(path, overrides)?;
         for pt in plan.distinct_links() {
-            let link = &pt.scenario.link;
             let point: String = pt
                 .params
                 .iter()
@@ -259,7 +261,7 @@ pub fn run(
                     duration.as_secs_f64()
                 );
             }
-            let (doc, fit, truth, conditions) = check_link(link, duration, o)?;
+            let (doc, fit, truth, conditions) = check_link(&pt.scenario, duration, o)?;
             if o.progress {
                 eprint!("{}{}", fit.render_text(), fit.render_predictions());
             }

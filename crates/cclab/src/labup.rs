@@ -6,8 +6,9 @@
 //! the path `cclab run --backend kernel` would run, on a kernel without netem.
 
 use crate::runner::{self, Error};
-use cclab_kernel::{addr, lab, lab_unavailable, sys, KernelOptions};
+use cclab_kernel::{addr, lab, lab_unavailable, KernelOptions};
 use cclab_results::{ResultsDoc, RunResult};
+use cclab_sys as sys;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

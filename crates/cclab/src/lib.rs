@@ -11,6 +11,8 @@
 //! - [`calibrate`]: simulator vs kernel on the calibration matrix (`cclab calibrate`).
 //! - [`fitcheck`]: `cclab lab fit-check`, the fit and prediction against lab paths.
 //! - [`labup`]: `cclab lab up`, a scenario's path held open in the kernel lab for any traffic.
+//! - [`perf_lab`]: `cclab serve` and `cclab perf` across the kernel lab's element over a known
+//!   path (`cclab lab fit-check`, the real-host tests in the lab).
 //! - [`predict`]: the simulator on a path fitted to a real-host measurement (`--predict`).
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
@@ -21,6 +23,7 @@ pub mod browser;
 pub mod calibrate;
 pub mod fitcheck;
 pub mod labup;
+pub mod perf_lab;
 pub mod predict;
 pub mod reference;
 pub mod reports;

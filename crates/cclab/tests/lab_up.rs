@@ -4,7 +4,8 @@
 
 mod common;
 
-use cclab_kernel::{lab_unavailable, namespaces_of, sys};
+use cclab_kernel::{lab_unavailable, namespaces_of};
+use cclab_sys as sys;
 use common::{cclab, tmpdir};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};

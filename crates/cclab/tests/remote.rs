@@ -278,7 +278,7 @@ fn ctrl_c_stops_perf_and_the_server_serves_on() {
 // ---- two processes across the lab -------------------------------------------------------
 
 fn lab_for_test() -> cclab_kernel::lab::Lab {
-    cclab_remote::lab::make_lab(&cclab_remote::lab::default_link()).unwrap()
+    cclab::perf_lab::make_lab(&cclab::perf_lab::default_scenario()).unwrap()
 }
 
 /// `cclab ARGS` inside network namespace `ns`, on the endpoints' CPUs.

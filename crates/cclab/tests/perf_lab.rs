@@ -2,9 +2,10 @@
 //! over a known path (50 Mbit/s, 20 ms, 1 BDP drop-tail). They need root; without it each
 //! prints `SKIP <test>: <reason>` and returns. One lab at a time (the lab lock).
 
-use cclab_kernel::{addr, lab, lab_unavailable, namespaces_of, sys};
-use cclab_remote::lab::{self as rlab, key, perf_in, serve_in, target};
+use cclab::perf_lab::{self as rlab, key, perf_in, serve_in, target};
+use cclab_kernel::{addr, lab, lab_unavailable, namespaces_of};
 use cclab_remote::PerfOptions;
+use cclab_sys as sys;
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -29,7 +30,7 @@ const RTT_MS: f64 = 20.0;
 const PAYLOAD: f64 = 1448.0 / 1500.0;
 
 fn make_lab() -> lab::Lab {
-    rlab::make_lab(&rlab::default_link()).expect("lab")
+    rlab::make_lab(&rlab::default_scenario()).expect("lab")
 }
 
 fn ours_left() -> Vec<String> {
