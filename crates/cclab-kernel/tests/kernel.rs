@@ -3,8 +3,8 @@
 //! and returns. Runs are serialised (one lab at a time: measurements need the CPUs).
 
 use cclab_kernel::*;
-use cclab_sys::available_ccs;
 use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
+use cclab_sys::available_ccs;
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};

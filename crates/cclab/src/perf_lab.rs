@@ -80,3 +80,22 @@ pub fn perf_in(ns: &str, o: PerfOptions) -> Result<ResultsDoc, RemoteError> {
 pub fn target(ip: [u8; 4]) -> String {
     format!("{}:{}", addr::fmt(ip), cclab_remote::DEFAULT_PORT)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_path_is_the_one_asked_for() {
+        let sc = scenario(50e6, 20.0, 0.01);
+        assert_eq!(sc.link.rate_bps, 50_000_000);
+        assert_eq!(sc.link.rtt_ns, 20_000_000);
+        assert_eq!(sc.link.loss, 0.01);
+        assert_eq!(sc.seed, 1);
+        assert_eq!(sc.flows.len(), 1);
+        let config = cclab_kernel::lab_config(&sc, &KernelOptions::default(), Vec::new());
+        assert_eq!(config.mtu, 1500);
+        assert_eq!(config.group_init_cwnd, vec![10]);
+        assert_eq!(config.element.group_extra_ns, vec![0]);
+    }
+}
