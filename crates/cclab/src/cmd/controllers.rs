@@ -1,0 +1,94 @@
+//! `cclab controllers`: the registered controllers, their aliases and parameters.
+
+use cclab::backends;
+use cclab::runner::Error;
+use clap::Args;
+
+#[derive(Args)]
+pub(crate) struct ControllersArgs {
+    /// The controllers of this backend (sim: the simulator's registry; kernel: this kernel's)
+    #[arg(long, default_value = "sim", value_name = "NAME")]
+    backend: String,
+    /// Print JSON instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `cclab controllers`.
+pub(crate) fn run(a: ControllersArgs) -> Result<(), Error> {
+    let backend = backends::by_name(&a.backend).map_err(Error::new)?;
+    let cat = backend.controllers();
+    if a.json {
+        let v: Vec<serde_json::Value> = cat
+            .entries
+            .iter()
+            .map(|e| {
+                let c = e.controller;
+                serde_json::json!({
+                    "name": e.name,
+                    "aliases": e.aliases,
+                    "title": c.map(|c| c.title),
+                    "summary": c.map(|c| c.summary),
+                    "params": c.map_or(Vec::new(), |c| c.params.iter().map(|p| serde_json::json!({
+                        "name": p.name,
+                        "default": match p.default {
+                            cclab_core::cc::ParamValue::Bool(b) => serde_json::json!(b),
+                            cclab_core::cc::ParamValue::Int(i) => serde_json::json!(i),
+                        },
+                        "kind": match p.kind {
+                            cclab_core::cc::ParamKind::Bool => serde_json::json!("bool"),
+                            cclab_core::cc::ParamKind::Int { min, max } => serde_json::json!({"int": [min, max]}),
+                        },
+                        "unit": p.unit,
+                        "help": p.help,
+                    })).collect()),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"backend": backend.name(), "controllers": v})
+            )
+            .expect("json")
+        );
+        return Ok(());
+    }
+    println!(
+        "controllers of the {} backend ({}):",
+        backend.name(),
+        cat.owner
+    );
+    for e in &cat.entries {
+        let aliases = if e.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (or {})", e.aliases.join(", "))
+        };
+        match e.controller {
+            Some(c) => {
+                println!("\n  {}{aliases}: {}", e.name, c.summary);
+                if c.params.is_empty() {
+                    println!("    no parameters");
+                }
+                for p in c.params {
+                    let range = match p.kind {
+                        cclab_core::cc::ParamKind::Bool => "true|false".to_string(),
+                        cclab_core::cc::ParamKind::Int { min, max } => format!("{min}..{max}"),
+                    };
+                    let unit = if p.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", p.unit)
+                    };
+                    println!(
+                        "    cc_params.{:<22} default {}{unit} ({range}): {}",
+                        p.name, p.default, p.help
+                    );
+                }
+            }
+            None => println!("\n  {}{aliases}: the kernel's own (no parameters)", e.name),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! `cclab run`: scenario files on a backend, a table, JSON or Markdown on stdout, and with
+//! `--out` the results directory and its report.
+
+use super::{prepare_dir, write_out};
+use cclab::backends;
+use cclab::runner::{self, Error, RunOptions};
+use cclab_report::{describe, export, table};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+const FORMAT_HELP: &str = "\
+SCENARIO FORMAT (full reference: docs/scenarios.md)
+  name = \"lossy-lan\"        duration = \"10s\"        seed = 1
+  [link]   rate = \"100mbit\"  rtt = \"50ms\"  buffer = \"1bdp\"  loss = \"1%\"  ack_loss = 0  mss = 1448
+  [hosts]  latency = \"40us\"  jitter = \"40us\"  wake = \"100us\"  wake_idle = \"500us\"  shared_cpu = true  hz = 250
+  [[flows]] cc = \"bbr\"  count = 1  start = \"0s\"  size = \"25mb\"  rtt_extra = \"0ms\"  init_cwnd = 10
+            cc_params = { hystart = false }   (the controller's own parameters)
+  [reference]  published figures shown beside cclab's (see docs/scenarios.md)
+  Units: rates 100mbit 10gbit 12.5MB/s; times 50ms 10s; sizes 640kb 25mb (decimal; kib/mib binary);
+  loss 1% or 0.01; buffer 1bdp 100pkt 256kb. Any value may be a list: the runs are the cartesian
+  product (a matrix), e.g. loss = [0, \"1%\"] with cc = [\"cubic\", \"bbr\"] is 4 runs.";
+
+/// The format help with the registered controllers and their parameters.
+pub(crate) fn format_help() -> String {
+    let mut s = String::from(FORMAT_HELP);
+    s.push_str("\n\nCONTROLLERS (sim backend; `cclab controllers` for details; kernel: what the kernel offers)");
+    for c in cclab_core::cc::CONTROLLERS {
+        let names = std::iter::once(c.name)
+            .chain(c.aliases.iter().copied())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let params = if c.params.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  cc_params: {}",
+                c.params
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        };
+        s.push_str(&format!("\n  {names:<22} {}{params}", c.title));
+    }
+    s
+}
+
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    /// Scenario files (TOML)
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Backend that runs the scenarios: sim (simulator, no privileges) or kernel (real Linux TCP in
+    /// network namespaces; needs root)
+    #[arg(long, default_value = "sim", value_name = "NAME")]
+    backend: String,
+    /// Write a packet trace of every run into DIR (one file per run, one format for every
+    /// backend: docs/fidelity.md)
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
+    /// Print the results document(s) as JSON on stdout instead of the table
+    #[arg(long)]
+    json: bool,
+    /// Print the table as GitHub-flavoured Markdown (for tickets): one table per scenario
+    /// under its title
+    #[arg(long)]
+    markdown: bool,
+    /// Write results.json, flows.csv, per-run time-series CSV and report.html into DIR
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Use this seed instead of the scenario's
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Override a scenario value, e.g. --set link.loss=1% or --set 'flows.cc=[cubic,bbr]' (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run every matrix point N times with consecutive seeds
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// Parallel runs (default: one per core)
+    #[arg(short, long, default_value_t = 0, value_name = "N")]
+    jobs: usize,
+    /// Kernel backend: run a run the machine disturbed (over 5% CPU steal or 2 element
+    /// stalls/s) again, after a 30 s pause, up to N times (the first quiet attempt counts,
+    /// else the least disturbed)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    retry_disturbed: u32,
+    /// No progress messages on stderr
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Runs `cclab run`.
+pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
+    let backend = backends::by_name(&a.backend).map_err(Error::new)?;
+    if a.repeat == 0 {
+        return Err(Error::new("--repeat must be at least 1"));
+    }
+    if a.json && a.markdown {
+        return Err(Error::new(
+            "--json and --markdown both choose what stdout carries: give one of them",
+        ));
+    }
+    let opts = RunOptions {
+        backend: backend.name().to_string(),
+        overrides: a.set.clone(),
+        seed: a.seed,
+        repeat: a.repeat,
+        jobs: a.jobs,
+        progress: !a.quiet,
+        retry_disturbed: a.retry_disturbed,
+        trace_dir: a.trace.clone(),
+    };
+    let mut plans = Vec::new();
+    for f in &a.files {
+        plans.push(runner::plan(&f.to_string_lossy(), &opts)?);
+    }
+    // Check the output directory before spending time on runs.
+    if let Some(dir) = &a.out {
+        prepare_dir(dir)?;
+    }
+    let docs = runner::execute(&plans, &opts)?;
+    if let Some(dir) = &a.out {
+        write_out(dir, &plans, &docs)?;
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if a.json {
+        let text = if docs.len() == 1 {
+            export::json(&docs[0])
+        } else {
+            let vals: Vec<serde_json::Value> = docs
+                .iter()
+                .map(|d| serde_json::from_str(&export::json(d)).expect("valid json"))
+                .collect();
+            serde_json::to_string_pretty(&vals).expect("json")
+        };
+        let _ = writeln!(out, "{text}");
+    } else {
+        for (p, d) in plans.iter().zip(&docs) {
+            let runs = d.runs.len();
+            let mut title = format!(
+                "{}  ({}, {} backend, {} run{})",
+                p.name,
+                p.path,
+                d.backend,
+                runs,
+                if runs == 1 { "" } else { "s" }
+            );
+            if let Some(desc) = &p.description {
+                title.push_str(&format!("\n  {}", desc.trim()));
+            }
+            if let Some(path) = describe::path_line(d) {
+                title.push_str(&format!("\n  {path}"));
+            }
+            if let Some(o) = describe::overrides_line(d) {
+                title.push_str(&format!("\n  {o}"));
+            }
+            let text = if a.markdown {
+                table::render_markdown(d, &title)
+            } else {
+                table::render(d, &title)
+            };
+            let _ = writeln!(out, "{text}");
+        }
+        if let Some(dir) = &a.out {
+            let _ = writeln!(out, "results written to {}", dir.display());
+            let _ = writeln!(out, "report: {}", dir.join("report.html").display());
+        }
+    }
+    Ok(())
+}
