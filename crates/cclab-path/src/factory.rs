@@ -11,6 +11,7 @@ use crate::elements::{
     Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
 };
 use crate::queue::Queue;
+use crate::settings::{Given, Setting, SettingValue};
 use crate::{Nanos, Rng};
 
 /// The random streams of a run: each component draws from its own, derived from the run's
@@ -51,7 +52,73 @@ impl AqmDesc {
             AqmDesc::Pie(_) => "pie",
         }
     }
+
+    /// The value of each of its discipline's settings ([`Aqm::settings`]), in order.
+    pub fn values(&self) -> Vec<SettingValue> {
+        match self {
+            AqmDesc::DropTail => Vec::new(),
+            AqmDesc::Codel(p) => p.values(),
+            AqmDesc::FqCodel(p) => p.values(),
+            AqmDesc::Pie(p) => p.values(),
+        }
+    }
+
+    /// Its discipline's entry in [`AQMS`].
+    pub fn kind(&self) -> &'static Aqm {
+        Aqm::by_name(self.name()).expect("every discipline is registered")
+    }
 }
+
+/// A queue discipline as scenarios name it (`link.aqm`): its settings, declared in its own
+/// file, and how its description is made from them.
+pub struct Aqm {
+    /// Its name in scenarios (`"fq_codel"`), as Linux's `tc qdisc` names it.
+    pub name: &'static str,
+    /// Its name in prose (`"FQ-CoDel"`).
+    pub title: &'static str,
+    /// What `[link.aqm]` may set for it, in the order results list them.
+    pub settings: &'static [Setting],
+    /// Its description with the settings given (their defaults for the rest).
+    pub describe: fn(&Given) -> AqmDesc,
+}
+
+impl Aqm {
+    /// The discipline called `name`.
+    pub fn by_name(name: &str) -> Option<&'static Aqm> {
+        AQMS.iter().find(|a| a.name == name)
+    }
+}
+
+/// Every queue discipline, drop-tail (the default) first. A new one is its file under
+/// `elements/` (its queue, its parameters and their `SETTINGS`) plus a line here, a variant
+/// of [`AqmDesc`] and its arms in [`AqmDesc::name`], [`AqmDesc::values`] and
+/// [`PathDesc`]'s bottleneck.
+pub const AQMS: &[Aqm] = &[
+    Aqm {
+        name: "droptail",
+        title: "drop-tail",
+        settings: &[],
+        describe: |_| AqmDesc::DropTail,
+    },
+    Aqm {
+        name: "codel",
+        title: "CoDel",
+        settings: CodelParams::SETTINGS,
+        describe: |g| AqmDesc::Codel(CodelParams::from_settings(g)),
+    },
+    Aqm {
+        name: "fq_codel",
+        title: "FQ-CoDel",
+        settings: FqCodelParams::SETTINGS,
+        describe: |g| AqmDesc::FqCodel(FqCodelParams::from_settings(g)),
+    },
+    Aqm {
+        name: "pie",
+        title: "PIE",
+        settings: PieParams::SETTINGS,
+        describe: |g| AqmDesc::Pie(PieParams::from_settings(g)),
+    },
+];
 
 /// What random loss draws for (`link.loss_unit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -286,6 +353,32 @@ pub const BOTTLENECK: &str = "queue";
 mod tests {
     use super::*;
     use crate::testing::P;
+
+    #[test]
+    fn every_discipline_declares_its_settings_and_describes_itself() {
+        let names: Vec<&str> = AQMS.iter().map(|a| a.name).collect();
+        assert_eq!(names, ["droptail", "codel", "fq_codel", "pie"]);
+        for a in AQMS {
+            // Defaults: the description built from nothing given is the default one, and
+            // its values are the declared defaults, one per setting, in order.
+            let d = (a.describe)(&Given::defaults(a.settings));
+            assert_eq!(d.name(), a.name);
+            assert_eq!(d.kind().name, a.name);
+            let defaults: Vec<SettingValue> = a.settings.iter().map(|s| s.default).collect();
+            assert_eq!(d.values(), defaults, "{}", a.name);
+            // Each setting reaches its own field: give every one a value unlike its default.
+            let other = |s: &Setting| match s.default {
+                SettingValue::Time(x) => SettingValue::Time(x + 1),
+                SettingValue::Int(x) => SettingValue::Int(if x > 1 { x - 1 } else { x + 1 }),
+                SettingValue::Bool(b) => SettingValue::Bool(!b),
+            };
+            let get = |k: &str| a.settings.iter().find(|s| s.name == k).map(other);
+            let d = (a.describe)(&Given::new(a.settings, &get));
+            let want: Vec<SettingValue> = a.settings.iter().map(other).collect();
+            assert_eq!(d.values(), want, "{}", a.name);
+        }
+        assert_eq!(AqmDesc::default().kind().name, "droptail");
+    }
 
     #[test]
     fn the_chains_follow_the_description() {

@@ -21,6 +21,8 @@
 //!   [`AckAggregation`].
 //! - [`Chain`]: elements in a row, each packet entering the next when it leaves one.
 //! - [`Rng`]: the seeded generator behind every random choice; [`streams`] names each stream.
+//! - [`settings`]: what a scenario may set on an element, declared in the element's file;
+//!   [`AQMS`] lists the queue disciplines with theirs.
 //!
 //! Like the TCP core, nothing here reads a clock: time (ns) is passed in.
 
@@ -30,6 +32,7 @@ pub mod elements;
 mod factory;
 mod queue;
 mod rng;
+pub mod settings;
 pub mod tracegen;
 
 pub use chain::{Chain, Observer};
@@ -39,9 +42,10 @@ pub use elements::{
     FqCodelParams, Link, Pie, PieParams, Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
     TraceDesc, TRACE_OPPORTUNITY_BYTES,
 };
-pub use factory::{streams, AqmDesc, LinkDesc, LossUnit, PathDesc, BOTTLENECK};
+pub use factory::{streams, Aqm, AqmDesc, LinkDesc, LossUnit, PathDesc, AQMS, BOTTLENECK};
 pub use queue::{Queue, Queued};
 pub use rng::Rng;
+pub use settings::{Given, Setting, SettingKind, SettingValue};
 
 /// Time in nanoseconds.
 pub type Nanos = u64;

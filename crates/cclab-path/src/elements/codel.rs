@@ -36,6 +36,7 @@
 use crate::element::Packet;
 use crate::elements::fifo::Fifo;
 use crate::queue::{Queue, Queued};
+use crate::settings::{Given, Setting, SettingValue};
 use crate::Nanos;
 
 /// CoDel's parameters (`[link.aqm]` with `kind = "codel"`), Linux's defaults.
@@ -50,13 +51,38 @@ pub struct CodelParams {
     pub ecn: bool,
 }
 
+impl CodelParams {
+    /// What `[link.aqm]` may set for CoDel, with Linux's defaults (except `ecn`: cclab
+    /// marks by default; Linux's sch_codel defaults to `noecn`).
+    pub const SETTINGS: &'static [Setting] = &[
+        Setting::time("target", 5_000_000, "acceptable standing queue delay"),
+        Setting::time("interval", 100_000_000, "CoDel's window"),
+        Setting::flag(
+            "ecn",
+            true,
+            "mark ECN-capable packets CE instead of dropping them",
+        ),
+    ];
+
+    /// The parameters with the settings `g` gives (defaults for the rest).
+    pub fn from_settings(g: &Given) -> Self {
+        CodelParams {
+            target_ns: g.time("target"),
+            interval_ns: g.time("interval"),
+            ecn: g.flag("ecn"),
+        }
+    }
+
+    /// The value of each of [`Self::SETTINGS`], in order.
+    pub fn values(&self) -> Vec<SettingValue> {
+        use SettingValue::*;
+        vec![Time(self.target_ns), Time(self.interval_ns), Bool(self.ecn)]
+    }
+}
+
 impl Default for CodelParams {
     fn default() -> Self {
-        CodelParams {
-            target_ns: 5_000_000,
-            interval_ns: 100_000_000,
-            ecn: true,
-        }
+        CodelParams::from_settings(&Given::defaults(Self::SETTINGS))
     }
 }
 

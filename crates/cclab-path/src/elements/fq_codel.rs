@@ -39,6 +39,7 @@
 use crate::element::Packet;
 use crate::elements::codel::{codel_dequeue, CodelConfig, CodelSource, CodelStats, CodelVars};
 use crate::queue::{Queue, Queued};
+use crate::settings::{Given, Setting, SettingValue};
 use crate::Nanos;
 use std::collections::VecDeque;
 
@@ -60,16 +61,62 @@ pub struct FqCodelParams {
     pub drop_batch: u32,
 }
 
+impl FqCodelParams {
+    /// What `[link.aqm]` may set for FQ-CoDel, with Linux's defaults.
+    pub const SETTINGS: &'static [Setting] = &[
+        Setting::time("target", 5_000_000, "acceptable standing queue delay"),
+        Setting::time("interval", 100_000_000, "CoDel's window"),
+        Setting::flag(
+            "ecn",
+            true,
+            "mark ECN-capable packets CE instead of dropping them",
+        ),
+        Setting::int(
+            "flows",
+            1024,
+            (1, 65536),
+            "",
+            "buckets the flows are hashed into",
+        ),
+        Setting::int("quantum", 1514, (256, 1 << 20), "bytes", "DRR quantum"),
+        Setting::int(
+            "drop_batch",
+            64,
+            (1, 1024),
+            "",
+            "most packets dropped from the fattest flow at once when the buffer overflows",
+        ),
+    ];
+
+    /// The parameters with the settings `g` gives (defaults for the rest).
+    pub fn from_settings(g: &Given) -> Self {
+        FqCodelParams {
+            target_ns: g.time("target"),
+            interval_ns: g.time("interval"),
+            ecn: g.flag("ecn"),
+            flows: g.int32("flows"),
+            quantum: g.int32("quantum"),
+            drop_batch: g.int32("drop_batch"),
+        }
+    }
+
+    /// The value of each of [`Self::SETTINGS`], in order.
+    pub fn values(&self) -> Vec<SettingValue> {
+        use SettingValue::*;
+        vec![
+            Time(self.target_ns),
+            Time(self.interval_ns),
+            Bool(self.ecn),
+            Int(self.flows as u64),
+            Int(self.quantum as u64),
+            Int(self.drop_batch as u64),
+        ]
+    }
+}
+
 impl Default for FqCodelParams {
     fn default() -> Self {
-        FqCodelParams {
-            target_ns: 5_000_000,
-            interval_ns: 100_000_000,
-            ecn: true,
-            flows: 1024,
-            quantum: 1514,
-            drop_batch: 64,
-        }
+        FqCodelParams::from_settings(&Given::defaults(Self::SETTINGS))
     }
 }
 

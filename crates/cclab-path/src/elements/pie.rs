@@ -21,6 +21,7 @@
 
 use crate::element::Packet;
 use crate::queue::{Queue, Queued};
+use crate::settings::{Given, Setting, SettingValue};
 use crate::{Nanos, Rng};
 use std::collections::VecDeque;
 
@@ -46,18 +47,69 @@ pub struct PieParams {
     pub dq_rate_estimator: bool,
 }
 
+impl PieParams {
+    /// What `[link.aqm]` may set for PIE, with Linux's defaults (except `ecn`: cclab marks
+    /// by default; Linux's sch_pie defaults to `noecn`).
+    pub const SETTINGS: &'static [Setting] = &[
+        Setting::time("target", 15_000_000, "target queue delay"),
+        Setting::time(
+            "tupdate",
+            15_000_000,
+            "how often the drop probability is updated",
+        ),
+        Setting::int("alpha", 2, (0, 32), "1/16", "gain on the distance to target"),
+        Setting::int("beta", 20, (0, 32), "1/16", "gain on the queue delay's trend"),
+        Setting::time_or_zero("max_burst", 150_000_000, "burst allowance"),
+        Setting::flag(
+            "ecn",
+            true,
+            "mark ECN-capable packets CE instead of dropping them while the drop probability is at most 10%",
+        ),
+        Setting::flag(
+            "bytemode",
+            false,
+            "scale the drop probability by packet size",
+        ),
+        Setting::flag(
+            "dq_rate_estimator",
+            false,
+            "queue delay from the departure rate instead of timestamps",
+        ),
+    ];
+
+    /// The parameters with the settings `g` gives (defaults for the rest).
+    pub fn from_settings(g: &Given) -> Self {
+        PieParams {
+            target_ns: g.time("target"),
+            tupdate_ns: g.time("tupdate"),
+            alpha: g.int32("alpha"),
+            beta: g.int32("beta"),
+            max_burst_ns: g.time("max_burst"),
+            ecn: g.flag("ecn"),
+            bytemode: g.flag("bytemode"),
+            dq_rate_estimator: g.flag("dq_rate_estimator"),
+        }
+    }
+
+    /// The value of each of [`Self::SETTINGS`], in order.
+    pub fn values(&self) -> Vec<SettingValue> {
+        use SettingValue::*;
+        vec![
+            Time(self.target_ns),
+            Time(self.tupdate_ns),
+            Int(self.alpha as u64),
+            Int(self.beta as u64),
+            Time(self.max_burst_ns),
+            Bool(self.ecn),
+            Bool(self.bytemode),
+            Bool(self.dq_rate_estimator),
+        ]
+    }
+}
+
 impl Default for PieParams {
     fn default() -> Self {
-        PieParams {
-            target_ns: 15_000_000,
-            tupdate_ns: 15_000_000,
-            alpha: 2,
-            beta: 20,
-            max_burst_ns: 150_000_000,
-            ecn: true,
-            bytemode: false,
-            dq_rate_estimator: false,
-        }
+        PieParams::from_settings(&Given::defaults(Self::SETTINGS))
     }
 }
 
