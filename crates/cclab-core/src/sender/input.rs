@@ -39,7 +39,8 @@ struct AckState {
 }
 
 impl Sender {
-    /// Process an ACK arriving at `now`: the steps listed in the module docs, in order.
+    /// Process an ACK arriving at `now`: the steps listed in the module docs, in order, one
+    /// method each (documented with its step number).
     pub fn on_ack(&mut self, now: Nanos, ack: &Ack) -> AckOutcome {
         self.set_now(now);
         self.deferred = false;
@@ -530,7 +531,8 @@ impl Sender {
         }
     }
 
-    /// The part of `tcp_fastretrans_alert()` this model needs.
+    /// The part of `tcp_fastretrans_alert()` this model needs (step 11 of
+    /// [`Sender::on_ack`], for a dubious ACK).
     fn fastretrans_alert(&mut self, now: Nanos, ece: bool, una_advanced: bool) {
         if ece {
             // An ECN echo proves the congestion: no undo.

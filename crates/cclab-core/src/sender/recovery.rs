@@ -171,7 +171,8 @@ impl Sender {
     /// `tcp_rack_update_reo_wnd()`: after an ACK that delivered data, widen RACK's window by
     /// one step if a D-SACK came since reordering was seen (at most once per round trip:
     /// D-SACKs for data sent before the last widening are ignored), or fall back to one step
-    /// once the widening has outlived `RACK_RECOVERY_THRESH` recoveries.
+    /// once the widening has outlived `RACK_RECOVERY_THRESH` recoveries. Step 8 of
+    /// [`Sender::on_ack`].
     pub(super) fn rack_update_reo_wnd(&mut self, rs: &RateSample) {
         if rs.prior_delivered == 0 {
             return;

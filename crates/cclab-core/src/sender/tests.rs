@@ -1,3 +1,6 @@
+//! Unit tests of the sender: the send buffer and its writer, TSO bursts and deferral,
+//! pacing, timers in jiffies, ECN, reordering, D-SACK undo.
+
 use super::output::TSO_DEFER_NS;
 use super::*;
 use crate::cc::CaState;
