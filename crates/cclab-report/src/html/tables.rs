@@ -8,6 +8,10 @@ use super::lookup::{
 use super::palette::{cc_title, mix, Palette};
 use crate::plot::esc;
 use crate::units;
+use cclab_results::metrics::{
+    DROPS_AQM, DROPS_BUFFER, DROPS_POLICER, DROPS_RANDOM, FCT, GOODPUT, JAIN, LINK_UTILIZATION,
+    QUEUE_P99, RETRANSMITS, RETRANS_RATIO, RTT_P50, RTT_P99, THROUGHPUT,
+};
 use cclab_results::ResultsDoc;
 use std::fmt::Write;
 
@@ -209,13 +213,20 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
     if multi_seed {
         out.push_str("<th>seed</th>");
     }
-    out.push_str("<th>flow</th><th>cc</th><th class=\"n\">goodput</th>");
+    let _ = write!(
+        out,
+        "<th>flow</th><th>cc</th><th class=\"n\">{}</th>",
+        GOODPUT.heading
+    );
     if has_ref {
         out.push_str("<th class=\"n\">published</th><th class=\"n\">cclab / published</th>");
     }
-    out.push_str("<th class=\"n\">throughput</th><th class=\"n\">retransmits</th><th class=\"n\">RTT p50</th><th class=\"n\">RTT p99</th>");
+    // Retransmits with their ratio in one cell.
+    for m in [&THROUGHPUT, &RETRANSMITS, &RTT_P50, &RTT_P99] {
+        let _ = write!(out, "<th class=\"n\">{}</th>", m.heading);
+    }
     if has_fct {
-        out.push_str("<th class=\"n\">FCT</th>");
+        let _ = write!(out, "<th class=\"n\">{}</th>", FCT.heading);
     }
     // The link's columns: not for a real path (unknown there, not zero). Drops by cause: the
     // AQM's and a policer's columns only when some run has them.
@@ -245,7 +256,7 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
         Vec::new()
     };
     if has_jain {
-        out.push_str("<th class=\"n\" title=\"Jain's fairness index over the flows' goodputs: 1 = equal shares, 1/n = one flow has everything\">Jain</th>");
+        let _ = write!(out, "<th class=\"n\" title=\"Jain's fairness index over the flows' goodputs: 1 = equal shares, 1/n = one flow has everything\">{}</th>", JAIN.heading);
     }
     for cc in &share_ccs {
         let _ = write!(
@@ -255,7 +266,12 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
         );
     }
     if link_known {
-        let _ = write!(out, "<th class=\"n\">link used</th><th class=\"n\">queue p99</th><th class=\"n\" title=\"{drop_title}\">{drop_head}</th>");
+        let _ = write!(
+            out,
+            "<th class=\"n\">{}</th><th class=\"n\">{}</th><th class=\"n\" title=\"{drop_title}\">{drop_head}</th>",
+            LINK_UTILIZATION.heading,
+            QUEUE_P99.heading
+        );
     }
     out.push_str("</tr></thead><tbody>");
     for (ri, run) in doc.runs.iter().enumerate() {
@@ -302,7 +318,7 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 frac * 100.0,
                 mix(&col, 0.78),
                 esc(&tip.join("; ")),
-                units::rate(f.goodput_bps)
+                units::flow_metric(&GOODPUT, f)
             );
             if has_ref {
                 let r = reference_for(run, &f.cc)
@@ -329,16 +345,16 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             let _ = write!(
                 out,
                 "<td class=\"n\">{}</td><td class=\"n\">{} <span class=\"muted\">({})</span></td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
-                units::rate(f.throughput_bps),
-                f.retransmits,
-                units::pct(f.retrans_ratio),
-                units::ms(f.rtt_ms.p50),
-                units::ms(f.rtt_ms.p99)
+                units::flow_metric(&THROUGHPUT, f),
+                units::flow_metric(&RETRANSMITS, f),
+                units::flow_metric(&RETRANS_RATIO, f),
+                units::flow_metric(&RTT_P50, f),
+                units::flow_metric(&RTT_P99, f)
             );
             if has_fct {
                 match (f.fct_s, f.size_bytes) {
                     (Some(t), _) => {
-                        let _ = write!(out, "<td class=\"n\">{}</td>", units::secs(t));
+                        let _ = write!(out, "<td class=\"n\">{}</td>", units::of(FCT.kind, t));
                     }
                     (None, Some(_)) => {
                         let _ = write!(
@@ -353,8 +369,8 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
             if first && has_jain {
                 let _ = write!(
                     out,
-                    "<td class=\"n jain\" rowspan=\"{n}\">{:.3}</td>",
-                    run.jain
+                    "<td class=\"n jain\" rowspan=\"{n}\">{}</td>",
+                    units::run_metric(&JAIN, run)
                 );
             }
             if first {
@@ -374,19 +390,20 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
                 }
             }
             if first && link_known {
-                let l = &run.link;
-                let mut drops = format!("{} / {}", l.drops_buffer, l.drops_random);
+                let mut causes = vec![&DROPS_BUFFER, &DROPS_RANDOM];
                 if has_aqm {
-                    drops.push_str(&format!(" / {}", l.drops_aqm));
+                    causes.push(&DROPS_AQM);
                 }
                 if has_pol {
-                    drops.push_str(&format!(" / {}", l.drops_policer));
+                    causes.push(&DROPS_POLICER);
                 }
+                let drops: Vec<String> = causes.iter().map(|m| units::run_metric(m, run)).collect();
                 let _ = write!(
                     out,
-                    "<td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{drops}</td>",
-                    units::pct(l.utilization),
-                    units::ms(l.queue_delay_ms.p99),
+                    "<td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{}</td><td class=\"n\" rowspan=\"{n}\">{}</td>",
+                    units::run_metric(&LINK_UTILIZATION, run),
+                    units::run_metric(&QUEUE_P99, run),
+                    drops.join(" / ")
                 );
             }
             out.push_str("</tr>");
