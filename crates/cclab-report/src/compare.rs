@@ -413,29 +413,8 @@ fn pair_label(p: &RunPair, with_scenario: bool) -> String {
 /// Rows of text, columns aligned (the first left, the rest right).
 fn aligned(o: &mut String, rows: &[Vec<String>], indent: &str) {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let w: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in rows {
-        let mut line = indent.to_string();
-        for (i, c) in r.iter().enumerate() {
-            let pad = w[i].saturating_sub(c.chars().count());
-            if i == 0 {
-                line.push_str(c);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str("  ");
-                line.push_str(&" ".repeat(pad));
-                line.push_str(c);
-            }
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
+    let right: Vec<bool> = (0..n).map(|i| i > 0).collect();
+    crate::table::layout(o, rows, &right, indent);
 }
 
 /// The comparison as text: setup differences, a summary row per shared flow, then (with

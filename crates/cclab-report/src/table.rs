@@ -15,29 +15,35 @@ struct Grid {
 
 impl Grid {
     fn render(&self, out: &mut String, indent: &str) {
-        let n = self.rows.iter().map(|r| r.len()).max().unwrap_or(0);
-        let mut w = vec![0; n];
-        for r in &self.rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
+        layout(out, &self.rows, &self.right, indent);
+    }
+}
+
+/// Rows of cells as lines of text, columns two spaces apart and padded to their widest cell
+/// (right-aligned where `right` says so), trailing spaces trimmed.
+pub(crate) fn layout(out: &mut String, rows: &[Vec<String>], right: &[bool], indent: &str) {
+    let n = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let mut w = vec![0; n];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
         }
-        for r in &self.rows {
-            let mut line = String::from(indent);
-            for (i, c) in r.iter().enumerate() {
-                let pad = w[i] - c.chars().count();
-                if self.right.get(i).copied().unwrap_or(false) {
-                    line.push_str(&" ".repeat(pad));
-                    line.push_str(c);
-                } else {
-                    line.push_str(c);
-                    line.push_str(&" ".repeat(pad));
-                }
-                line.push_str("  ");
+    }
+    for r in rows {
+        let mut line = String::from(indent);
+        for (i, c) in r.iter().enumerate() {
+            let pad = w[i] - c.chars().count();
+            if right.get(i).copied().unwrap_or(false) {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad));
             }
-            out.push_str(line.trim_end());
-            out.push('\n');
+            line.push_str("  ");
         }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
 }
 
@@ -112,7 +118,7 @@ fn statistic(sizes: &[usize]) -> Option<String> {
 
 /// A flow's metric over the seeds of a group (flow `j` of each run): one value, or
 /// `median [min-max]`.
-fn flow_agg(g: &[&RunResult], j: usize, m: &MetricDef) -> String {
+pub(crate) fn flow_agg(g: &[&RunResult], j: usize, m: &MetricDef) -> String {
     agg(
         g.iter().filter_map(|r| m.of_flow(&r.flows[j])).collect(),
         |v| units::of(m.kind, v),
@@ -121,7 +127,7 @@ fn flow_agg(g: &[&RunResult], j: usize, m: &MetricDef) -> String {
 
 /// A run's (or its link's) metric over the seeds of a group: one value, or `median
 /// [min-max]`; a count just once when the seeds agree.
-fn run_agg(g: &[&RunResult], m: &MetricDef) -> String {
+pub(crate) fn run_agg(g: &[&RunResult], m: &MetricDef) -> String {
     let v: Vec<f64> = g.iter().filter_map(|r| m.of_run(r)).collect();
     if m.kind == Kind::Count && v.iter().all(|x| *x == v[0]) {
         return units::of(m.kind, v[0]);

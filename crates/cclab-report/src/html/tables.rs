@@ -7,6 +7,7 @@ use super::lookup::{
 };
 use super::palette::{cc_title, mix, Palette};
 use crate::plot::esc;
+use crate::table::{flow_agg, run_agg};
 use crate::units;
 use cclab_results::metrics::{
     DROPS_AQM, DROPS_BUFFER, DROPS_POLICER, DROPS_RANDOM, FCT, GOODPUT, JAIN, LINK_UTILIZATION,
@@ -62,16 +63,23 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
     });
     let has_jain = doc.runs.iter().any(|r| r.flows.len() > 1);
     let multi_cc = doc.runs.iter().any(|r| ccs_of(r).len() > 1);
-    out.push_str("<th class=\"n\">seeds</th><th>flow</th><th>cc</th><th class=\"n\">goodput</th>");
+    let _ = write!(
+        out,
+        "<th class=\"n\">seeds</th><th>flow</th><th>cc</th><th class=\"n\">{}</th>",
+        GOODPUT.heading
+    );
     if has_ref {
         out.push_str("<th class=\"n\">published</th><th class=\"n\">cclab / published</th>");
     }
     if multi_cc {
         out.push_str("<th class=\"n\" title=\"the flow's controller's share of the run's goodput\">cc share</th>");
     }
-    out.push_str("<th class=\"n\">retransmits</th><th class=\"n\">RTT p50</th><th class=\"n\">RTT p99</th><th class=\"n\">FCT</th>");
+    // The retransmit ratio under the retransmits' heading.
+    for m in [&RETRANSMITS, &RTT_P50, &RTT_P99, &FCT] {
+        let _ = write!(out, "<th class=\"n\">{}</th>", m.heading);
+    }
     if has_jain {
-        out.push_str("<th class=\"n\">Jain</th>");
+        let _ = write!(out, "<th class=\"n\">{}</th>", JAIN.heading);
     }
     out.push_str("</tr></thead><tbody>");
     for (i, g) in groups.iter().enumerate() {
@@ -102,7 +110,7 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
                 };
                 let _ = write!(out, "<td>{}</td>", esc(&v));
             }
-            let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
+            let finished = g.iter().any(|r| FCT.of_flow(&r.flows[j]).is_some());
             let open = g
                 .iter()
                 .filter(|r| r.flows[j].size_bytes.is_some() && r.flows[j].fct_s.is_none())
@@ -113,7 +121,7 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
                 g.len(),
                 f.id,
                 esc(&f.cc),
-                esc(&crate::table::agg(col(&|f| f.goodput_bps), units::rate)),
+                esc(&flow_agg(g, j, &GOODPUT)),
             );
             if has_ref {
                 // The published figure against the median (a controller's only flow).
@@ -146,21 +154,21 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
                     }
                 );
             }
-            let fct = match (fcts.is_empty(), open) {
-                (true, 0) => "–".to_string(),
-                (true, _) => "unfinished".to_string(),
-                (false, 0) => esc(&crate::table::agg(fcts, units::secs)),
-                (false, k) => format!(
+            let fct = match (finished, open) {
+                (false, 0) => "–".to_string(),
+                (false, _) => "unfinished".to_string(),
+                (true, 0) => esc(&flow_agg(g, j, &FCT)),
+                (true, k) => format!(
                     "{} <span class=\"off\">{k} unfinished</span>",
-                    esc(&crate::table::agg(fcts, units::secs))
+                    esc(&flow_agg(g, j, &FCT))
                 ),
             };
             let _ = write!(
                 out,
                 "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n{}\"{}>{fct}</td>",
-                esc(&crate::table::agg(col(&|f| f.retrans_ratio), units::pct)),
-                esc(&crate::table::agg(col(&|f| f.rtt_ms.p50), units::ms)),
-                esc(&crate::table::agg(col(&|f| f.rtt_ms.p99), units::ms)),
+                esc(&flow_agg(g, j, &RETRANS_RATIO)),
+                esc(&flow_agg(g, j, &RTT_P50)),
+                esc(&flow_agg(g, j, &RTT_P99)),
                 if open > 0 { " unfinished" } else { "" },
                 if open > 0 {
                     format!(" title=\"unfinished in {open} of {} seeds (sized flows that did not complete in the run; not in the FCT)\"", g.len())
@@ -170,14 +178,7 @@ pub(crate) fn seeds_table(out: &mut String, doc: &ResultsDoc) {
             );
             if has_jain {
                 if j == 0 {
-                    let _ = write!(
-                        out,
-                        "<td class=\"n\">{}</td>",
-                        esc(&crate::table::agg(
-                            g.iter().map(|r| r.jain).collect(),
-                            |v| format!("{v:.3}")
-                        ))
-                    );
+                    let _ = write!(out, "<td class=\"n\">{}</td>", esc(&run_agg(g, &JAIN)));
                 } else {
                     out.push_str("<td></td>");
                 }
