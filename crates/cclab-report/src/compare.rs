@@ -393,6 +393,15 @@ fn find<'a>(ms: &'a [Metric], def: &MetricDef) -> Option<&'a Metric> {
     ms.iter().find(|m| m.name == def.name)
 }
 
+/// A flow pair's controller: "cubic", or "cubic vs bbr" when they differ.
+fn cc_label(f: &FlowPair) -> String {
+    if f.cc_a == f.cc_b {
+        f.cc_a.clone()
+    } else {
+        format!("{} vs {}", f.cc_a, f.cc_b)
+    }
+}
+
 /// "#1 flows.cc=cubic", with the scenario's name first when the comparison has several.
 fn pair_label(p: &RunPair, with_scenario: bool) -> String {
     let mut s = if with_scenario {
@@ -529,11 +538,7 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             let run_cells = |def: &MetricDef| find(&p.run, def).map(cell).unwrap_or_default();
             let mut first = true;
             for f in &p.flows {
-                let cc = if f.cc_a == f.cc_b {
-                    f.cc_a.clone()
-                } else {
-                    format!("{} vs {}", f.cc_a, f.cc_b)
-                };
+                let cc = cc_label(f);
                 let label = if first {
                     format!("{}  flow {} {cc}", pair_label(p, several), f.id)
                 } else {
@@ -605,11 +610,7 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             let mut rows: Vec<Vec<String>> =
                 vec![vec!["metric".into(), "A".into(), "B".into(), "diff".into()]];
             for f in &p.flows {
-                let cc = if f.cc_a == f.cc_b {
-                    f.cc_a.clone()
-                } else {
-                    format!("{} vs {}", f.cc_a, f.cc_b)
-                };
+                let cc = cc_label(f);
                 for m in &f.metrics {
                     rows.push(vec![
                         format!("flow {} {cc} {}", f.id, m.name),

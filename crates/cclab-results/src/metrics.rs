@@ -108,6 +108,25 @@ impl MetricDef {
     }
 }
 
+/// A metric with its name as its HTML heading, always compared.
+const fn metric(
+    key: &'static str,
+    name: &'static str,
+    kind: Kind,
+    get: Get,
+    csv_decimals: usize,
+) -> MetricDef {
+    MetricDef {
+        key,
+        name,
+        heading: name,
+        kind,
+        get,
+        csv_decimals,
+        when: When::Always,
+    }
+}
+
 /// A flow metric.
 const fn flow(
     key: &'static str,
@@ -116,15 +135,7 @@ const fn flow(
     get: fn(&FlowResult) -> Option<f64>,
     csv_decimals: usize,
 ) -> MetricDef {
-    MetricDef {
-        key,
-        name,
-        heading: name,
-        kind,
-        get: Get::Flow(get),
-        csv_decimals,
-        when: When::Always,
-    }
+    metric(key, name, kind, Get::Flow(get), csv_decimals)
 }
 
 /// A bottleneck metric.
@@ -135,15 +146,7 @@ const fn link(
     get: fn(&LinkResult) -> f64,
     csv_decimals: usize,
 ) -> MetricDef {
-    MetricDef {
-        key,
-        name,
-        heading: name,
-        kind,
-        get: Get::Link(get),
-        csv_decimals,
-        when: When::Always,
-    }
+    metric(key, name, kind, Get::Link(get), csv_decimals)
 }
 
 pub const GOODPUT: MetricDef = flow(
@@ -232,15 +235,13 @@ pub const FCT: MetricDef = MetricDef {
 };
 
 /// The run's goodput: the sum over its flows.
-pub const TOTAL_GOODPUT: MetricDef = MetricDef {
-    key: "total_goodput_bps",
-    name: "total goodput",
-    heading: "total goodput",
-    kind: Kind::Rate,
-    get: Get::Run(|r| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>()),
-    csv_decimals: 0,
-    when: When::Always,
-};
+pub const TOTAL_GOODPUT: MetricDef = metric(
+    "total_goodput_bps",
+    "total goodput",
+    Kind::Rate,
+    Get::Run(|r| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>()),
+    0,
+);
 pub const LINK_UTILIZATION: MetricDef = MetricDef {
     heading: "link used",
     ..link(
@@ -319,23 +320,16 @@ pub const FORWARDED: MetricDef = link(
 );
 /// Jain's fairness index over the run's flows' goodputs.
 pub const JAIN: MetricDef = MetricDef {
-    key: "jain",
-    name: "jain",
     heading: "Jain",
-    kind: Kind::Plain,
-    get: Get::Run(|r| r.jain),
-    csv_decimals: 4,
-    when: When::Always,
+    ..metric("jain", "jain", Kind::Plain, Get::Run(|r| r.jain), 4)
 };
-pub const DURATION: MetricDef = MetricDef {
-    key: "duration_s",
-    name: "duration",
-    heading: "duration",
-    kind: Kind::Secs,
-    get: Get::Run(|r| r.duration_s),
-    csv_decimals: 4,
-    when: When::Always,
-};
+pub const DURATION: MetricDef = metric(
+    "duration_s",
+    "duration",
+    Kind::Secs,
+    Get::Run(|r| r.duration_s),
+    4,
+);
 /// Packets the bottleneck marked CE.
 pub const LINK_MARKS: MetricDef = MetricDef {
     when: When::Nonzero,

@@ -3,7 +3,9 @@
 
 use super::axis::{axis_title, build_axis, y_grid, Axis};
 use super::line::Marker;
-use super::{esc, legend, marker_svg, r1, svg_open, text_w, text_w_bold, LegendItem, INK, MUTED};
+use super::{
+    esc, frame, legend, marker_svg, r1, svg_open, text_w, text_w_bold, LegendItem, INK, MUTED,
+};
 use std::fmt::Write;
 
 #[derive(Clone, Debug)]
@@ -115,14 +117,7 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
         });
     }
     if c.bars.iter().any(|b| b.spread.is_some()) {
-        items.push(LegendItem {
-            name: "min–max over seeds".into(),
-            color: INK.into(),
-            marker: Marker::None,
-            dash: "",
-            line: true,
-            swatch: false,
-        });
+        items.push(LegendItem::range("min–max over seeds".into()));
     }
     let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
     // Room above the bars for their value labels.
@@ -164,14 +159,7 @@ pub fn bar_chart(c: &BarChart, id: &str) -> String {
         }
     }
     s.push_str("</g>");
-    let _ = write!(
-        s,
-        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>",
-        r1(px0),
-        r1(py1),
-        r1(py0),
-        r1(px1)
-    );
+    frame(&mut s, px0, py1, py0, px1);
     if !c.x_label.is_empty() {
         let _ = write!(
             s,

@@ -4,7 +4,7 @@
 use super::axis::{
     axis_title, build_axis, linear_ticks, tick_label, x_grid, y_grid, Axis, Scale, Unit,
 };
-use super::{dash_attr, esc, legend, marker_svg, r1, svg_open, LegendItem, INK, MUTED};
+use super::{dash_attr, esc, frame, legend, marker_svg, r1, svg_open, LegendItem, INK, MUTED};
 use std::fmt::Write;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -194,14 +194,7 @@ pub fn line_chart(c: &LineChart, id: &str) -> String {
     }
     s.push_str("</g>");
     // Frame and axis titles.
-    let _ = write!(
-        s,
-        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>",
-        r1(px0),
-        r1(py1),
-        r1(py0),
-        r1(px1)
-    );
+    frame(&mut s, px0, py1, py0, px1);
     let _ = write!(
         s,
         "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",

@@ -98,6 +98,33 @@ struct LegendItem {
     swatch: bool,
 }
 
+impl LegendItem {
+    /// A plain line in ink: what the error bars show.
+    fn range(name: String) -> LegendItem {
+        LegendItem {
+            name,
+            color: INK.into(),
+            marker: Marker::None,
+            dash: "",
+            line: true,
+            swatch: false,
+        }
+    }
+}
+
+/// The frame of the plot area: the y axis (`px0`, from `py1` down to `py0`) and the x axis
+/// (along `py0` to `px1`) as one path.
+fn frame(s: &mut String, px0: f64, py1: f64, py0: f64, px1: f64) {
+    let _ = write!(
+        s,
+        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/>",
+        r1(px0),
+        r1(py1),
+        r1(py0),
+        r1(px1)
+    );
+}
+
 /// Lay the legend out in rows under the title; returns (svg, height used).
 fn legend(items: &[LegendItem], x0: f64, y0: f64, width: f64) -> (String, f64) {
     if items.is_empty() {

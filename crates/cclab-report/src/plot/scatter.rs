@@ -3,7 +3,7 @@
 
 use super::axis::{axis_title, build_axis, tick_label, x_grid, y_grid, Axis, Unit};
 use super::line::Marker;
-use super::{esc, legend, r1, svg_open, LegendItem, INK, MUTED};
+use super::{esc, frame, legend, r1, svg_open, LegendItem, INK, MUTED};
 use std::fmt::Write;
 
 /// One point of a [`Scatter`]: x and y in SI units; an optional x range (error bar).
@@ -70,14 +70,10 @@ pub fn scatter(c: &Scatter, id: &str) -> String {
         });
     }
     if c.points.iter().any(|p| p.x_range.is_some()) {
-        items.push(LegendItem {
-            name: format!("{} min–max", c.x_label.split(' ').next().unwrap_or("x")),
-            color: INK.into(),
-            marker: Marker::None,
-            dash: "",
-            line: true,
-            swatch: false,
-        });
+        items.push(LegendItem::range(format!(
+            "{} min–max",
+            c.x_label.split(' ').next().unwrap_or("x")
+        )));
     }
     let (leg, leg_h) = legend(&items, left, 32.0, w - left - right);
     let top = 34.0 + leg_h + 6.0;
@@ -111,13 +107,10 @@ pub fn scatter(c: &Scatter, id: &str) -> String {
     y_grid(&mut s, &yt, px0, px1);
     x_grid(&mut s, &xt, py0, py1);
     s.push_str("</g>");
+    frame(&mut s, px0, py1, py0, px1);
     let _ = write!(
         s,
-        "<path d=\"M{},{}V{}H{}\" fill=\"none\" stroke=\"#8c959f\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text><text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
-        r1(px0),
-        r1(py1),
-        r1(py0),
-        r1(px1),
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text><text transform=\"translate(14,{}) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" fill=\"{INK}\">{}</text>",
         r1((px0 + px1) / 2.0),
         r1(h - 8.0),
         esc(&axis_title(&c.x_label, xt.unit)),
