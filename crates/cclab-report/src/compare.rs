@@ -14,21 +14,16 @@
 //! its plain difference.
 
 use crate::units;
-use cclab_results::{FlowResult, LinkResult, ResultsDoc, RunResult};
+use cclab_results::metrics::{
+    self, MetricDef, When, GOODPUT, JAIN, LINK_UTILIZATION, RETRANSMITS, RTT_P50, RTT_P99,
+    TOTAL_GOODPUT,
+};
+use cclab_results::{FlowResult, ResultsDoc, RunResult};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
-/// How a metric is shown.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
-    Rate,
-    Ms,
-    Secs,
-    Ratio,
-    Count,
-    Bytes,
-    Plain,
-}
+/// How a metric is shown: the kind in the metrics table.
+pub use cclab_results::metrics::Kind;
 
 #[derive(Clone, Debug)]
 pub struct Metric {
@@ -119,202 +114,39 @@ pub struct Comparison {
     pub source: Vec<SetupDiff>,
 }
 
+/// One metric of a pair, named and kinded as in the metrics table.
+fn pair(m: &MetricDef, a: f64, b: f64) -> Metric {
+    Metric {
+        name: m.name,
+        kind: m.kind,
+        a,
+        b,
+    }
+}
+
+/// The flows' metrics, in the table's order: ECN's when either flow saw ECN, the FCT when
+/// both completed.
 fn flow_metrics(a: &FlowResult, b: &FlowResult) -> Vec<Metric> {
-    let mut v = vec![
-        Metric {
-            name: "goodput",
-            kind: Kind::Rate,
-            a: a.goodput_bps,
-            b: b.goodput_bps,
-        },
-        Metric {
-            name: "throughput",
-            kind: Kind::Rate,
-            a: a.throughput_bps,
-            b: b.throughput_bps,
-        },
-        Metric {
-            name: "bytes delivered",
-            kind: Kind::Bytes,
-            a: a.bytes_delivered as f64,
-            b: b.bytes_delivered as f64,
-        },
-        Metric {
-            name: "retransmits",
-            kind: Kind::Count,
-            a: a.retransmits as f64,
-            b: b.retransmits as f64,
-        },
-        Metric {
-            name: "retrans ratio",
-            kind: Kind::Ratio,
-            a: a.retrans_ratio,
-            b: b.retrans_ratio,
-        },
-        Metric {
-            name: "segments sent",
-            kind: Kind::Count,
-            a: a.segments_sent as f64,
-            b: b.segments_sent as f64,
-        },
-        Metric {
-            name: "rto count",
-            kind: Kind::Count,
-            a: a.rto_count as f64,
-            b: b.rto_count as f64,
-        },
-        Metric {
-            name: "rtt min",
-            kind: Kind::Ms,
-            a: a.rtt_ms.min,
-            b: b.rtt_ms.min,
-        },
-        Metric {
-            name: "rtt p50",
-            kind: Kind::Ms,
-            a: a.rtt_ms.p50,
-            b: b.rtt_ms.p50,
-        },
-        Metric {
-            name: "rtt p95",
-            kind: Kind::Ms,
-            a: a.rtt_ms.p95,
-            b: b.rtt_ms.p95,
-        },
-        Metric {
-            name: "rtt p99",
-            kind: Kind::Ms,
-            a: a.rtt_ms.p99,
-            b: b.rtt_ms.p99,
-        },
-    ];
-    if a.ce_marks + b.ce_marks + a.cwr_events + b.cwr_events > 0 {
-        v.push(Metric {
-            name: "ce marks",
-            kind: Kind::Count,
-            a: a.ce_marks as f64,
-            b: b.ce_marks as f64,
-        });
-        v.push(Metric {
-            name: "cwr events",
-            kind: Kind::Count,
-            a: a.cwr_events as f64,
-            b: b.cwr_events as f64,
-        });
-    }
-    if let (Some(x), Some(y)) = (a.fct_s, b.fct_s) {
-        v.push(Metric {
-            name: "fct",
-            kind: Kind::Secs,
-            a: x,
-            b: y,
-        });
-    }
-    v
+    let ecn = a.ce_marks + b.ce_marks + a.cwr_events + b.cwr_events > 0;
+    metrics::ALL
+        .iter()
+        .filter(|m| m.when != When::Ecn || ecn)
+        .filter_map(|m| Some(pair(m, m.of_flow(a)?, m.of_flow(b)?)))
+        .collect()
 }
 
-/// The run's metrics; the link's only when both runs' links are known (`links`: neither
-/// measured a real path, whose link fields are unknown, not zero).
+/// The run's metrics, in the table's order; the link's only when both runs' links are known
+/// (`links`: neither measured a real path, whose link fields are unknown, not zero), those
+/// that count what may not happen (CE marks) only when either run has some.
 fn run_metrics(a: &RunResult, b: &RunResult, links: bool) -> Vec<Metric> {
-    let total = |r: &RunResult| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
-    let (la, lb): (&LinkResult, &LinkResult) = (&a.link, &b.link);
-    let mut v = vec![Metric {
-        name: "total goodput",
-        kind: Kind::Rate,
-        a: total(a),
-        b: total(b),
-    }];
-    if links {
-        v.extend(link_metrics(la, lb));
-    }
-    v.push(Metric {
-        name: "jain",
-        kind: Kind::Plain,
-        a: a.jain,
-        b: b.jain,
-    });
-    v.push(Metric {
-        name: "duration",
-        kind: Kind::Secs,
-        a: a.duration_s,
-        b: b.duration_s,
-    });
-    if links && la.marks + lb.marks > 0 {
-        v.push(Metric {
-            name: "ce marks (link)",
-            kind: Kind::Count,
-            a: la.marks as f64,
-            b: lb.marks as f64,
-        });
-    }
-    v
-}
-
-/// The bottleneck's utilisation, queue delay, drops by cause and forwarded packets of a pair
-/// of runs.
-fn link_metrics(la: &LinkResult, lb: &LinkResult) -> Vec<Metric> {
-    vec![
-        Metric {
-            name: "link utilization",
-            kind: Kind::Ratio,
-            a: la.utilization,
-            b: lb.utilization,
-        },
-        Metric {
-            name: "queue delay p50",
-            kind: Kind::Ms,
-            a: la.queue_delay_ms.p50,
-            b: lb.queue_delay_ms.p50,
-        },
-        Metric {
-            name: "queue delay p95",
-            kind: Kind::Ms,
-            a: la.queue_delay_ms.p95,
-            b: lb.queue_delay_ms.p95,
-        },
-        Metric {
-            name: "queue delay p99",
-            kind: Kind::Ms,
-            a: la.queue_delay_ms.p99,
-            b: lb.queue_delay_ms.p99,
-        },
-        Metric {
-            name: "drops buffer",
-            kind: Kind::Count,
-            a: la.drops_buffer as f64,
-            b: lb.drops_buffer as f64,
-        },
-        Metric {
-            name: "drops random",
-            kind: Kind::Count,
-            a: la.drops_random as f64,
-            b: lb.drops_random as f64,
-        },
-        Metric {
-            name: "drops ack",
-            kind: Kind::Count,
-            a: la.drops_ack as f64,
-            b: lb.drops_ack as f64,
-        },
-        Metric {
-            name: "drops aqm",
-            kind: Kind::Count,
-            a: la.drops_aqm as f64,
-            b: lb.drops_aqm as f64,
-        },
-        Metric {
-            name: "drops policer",
-            kind: Kind::Count,
-            a: la.drops_policer as f64,
-            b: lb.drops_policer as f64,
-        },
-        Metric {
-            name: "forwarded packets",
-            kind: Kind::Count,
-            a: la.forwarded_pkts as f64,
-            b: lb.forwarded_pkts as f64,
-        },
-    ]
+    metrics::ALL
+        .iter()
+        .filter(|m| links || !m.is_link())
+        .filter_map(|m| {
+            let (x, y) = (m.of_run(a)?, m.of_run(b)?);
+            (m.when != When::Nonzero || x != 0.0 || y != 0.0).then(|| pair(m, x, y))
+        })
+        .collect()
 }
 
 fn params_label(p: &Map<String, Value>) -> String {
@@ -525,18 +357,6 @@ fn join_backends(d: &[ResultsDoc]) -> String {
     v.join(",")
 }
 
-fn fmt(kind: Kind, v: f64) -> String {
-    match kind {
-        Kind::Rate => units::rate(v),
-        Kind::Ms => units::ms(v),
-        Kind::Secs => units::secs(v),
-        Kind::Ratio => units::pct(v),
-        Kind::Count => format!("{v:.0}"),
-        Kind::Bytes => units::size(v),
-        Kind::Plain => format!("{v:.3}"),
-    }
-}
-
 fn fmt_diff(m: &Metric) -> String {
     if let Some(pp) = m.diff_pp() {
         return if pp == 0.0 {
@@ -561,7 +381,7 @@ fn fmt_diff(m: &Metric) -> String {
 
 /// "A → B diff" in one cell; the unit once, after B, where both share it.
 fn cell(m: &Metric) -> String {
-    let (a, b) = (fmt(m.kind, m.a), fmt(m.kind, m.b));
+    let (a, b) = (units::of(m.kind, m.a), units::of(m.kind, m.b));
     let a = match (a.rsplit_once(' '), b.rsplit_once(' ')) {
         (Some((x, ua)), Some((_, ub))) if ua == ub => x.to_string(),
         _ => a,
@@ -569,8 +389,17 @@ fn cell(m: &Metric) -> String {
     format!("{a} → {b} {}", fmt_diff(m))
 }
 
-fn find<'a>(ms: &'a [Metric], name: &str) -> Option<&'a Metric> {
-    ms.iter().find(|m| m.name == name)
+fn find<'a>(ms: &'a [Metric], def: &MetricDef) -> Option<&'a Metric> {
+    ms.iter().find(|m| m.name == def.name)
+}
+
+/// A flow pair's controller: "cubic", or "cubic vs bbr" when they differ.
+fn cc_label(f: &FlowPair) -> String {
+    if f.cc_a == f.cc_b {
+        f.cc_a.clone()
+    } else {
+        format!("{} vs {}", f.cc_a, f.cc_b)
+    }
 }
 
 /// "#1 flows.cc=cubic", with the scenario's name first when the comparison has several.
@@ -593,29 +422,8 @@ fn pair_label(p: &RunPair, with_scenario: bool) -> String {
 /// Rows of text, columns aligned (the first left, the rest right).
 fn aligned(o: &mut String, rows: &[Vec<String>], indent: &str) {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let w: Vec<usize> = (0..n)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in rows {
-        let mut line = indent.to_string();
-        for (i, c) in r.iter().enumerate() {
-            let pad = w[i].saturating_sub(c.chars().count());
-            if i == 0 {
-                line.push_str(c);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str("  ");
-                line.push_str(&" ".repeat(pad));
-                line.push_str(c);
-            }
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-    }
+    let right: Vec<bool> = (0..n).map(|i| i > 0).collect();
+    crate::table::layout(o, rows, &right, indent);
 }
 
 /// The comparison as text: setup differences, a summary row per shared flow, then (with
@@ -703,7 +511,7 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
         let util = c
             .pairs
             .iter()
-            .any(|p| find(&p.run, "link utilization").is_some());
+            .any(|p| find(&p.run, &LINK_UTILIZATION).is_some());
         let _ = writeln!(
             o,
             "\nsummary (A → B; rates, times and counts change in %, {}Jain by difference):",
@@ -715,26 +523,22 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
         );
         let mut rows: Vec<Vec<String>> = vec![[
             "run / flow",
-            "goodput",
-            "retransmits",
-            "rtt p50",
-            "rtt p99",
+            GOODPUT.name,
+            RETRANSMITS.name,
+            RTT_P50.name,
+            RTT_P99.name,
             "utilisation",
-            "jain",
+            JAIN.name,
         ]
         .iter()
         .map(|s| s.to_string())
         .collect()];
         let several = c.pairs.iter().any(|p| p.scenario != c.pairs[0].scenario);
         for p in &c.pairs {
-            let run_cells = |name: &str| find(&p.run, name).map(cell).unwrap_or_default();
+            let run_cells = |def: &MetricDef| find(&p.run, def).map(cell).unwrap_or_default();
             let mut first = true;
             for f in &p.flows {
-                let cc = if f.cc_a == f.cc_b {
-                    f.cc_a.clone()
-                } else {
-                    format!("{} vs {}", f.cc_a, f.cc_b)
-                };
+                let cc = cc_label(f);
                 let label = if first {
                     format!("{}  flow {} {cc}", pair_label(p, several), f.id)
                 } else {
@@ -744,20 +548,20 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
                         f.id
                     )
                 };
-                let m = |name: &str| find(&f.metrics, name).map(cell).unwrap_or_default();
+                let m = |def: &MetricDef| find(&f.metrics, def).map(cell).unwrap_or_default();
                 rows.push(vec![
                     label,
-                    m("goodput"),
-                    m("retransmits"),
-                    m("rtt p50"),
-                    m("rtt p99"),
+                    m(&GOODPUT),
+                    m(&RETRANSMITS),
+                    m(&RTT_P50),
+                    m(&RTT_P99),
                     if first {
-                        run_cells("link utilization")
+                        run_cells(&LINK_UTILIZATION)
                     } else {
                         String::new()
                     },
                     if first {
-                        run_cells("jain")
+                        run_cells(&JAIN)
                     } else {
                         String::new()
                     },
@@ -767,12 +571,12 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             if p.flows.is_empty() {
                 rows.push(vec![
                     pair_label(p, several),
-                    run_cells("total goodput"),
+                    run_cells(&TOTAL_GOODPUT),
                     String::new(),
                     String::new(),
                     String::new(),
-                    run_cells("link utilization"),
-                    run_cells("jain"),
+                    run_cells(&LINK_UTILIZATION),
+                    run_cells(&JAIN),
                 ]);
             }
         }
@@ -806,16 +610,12 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             let mut rows: Vec<Vec<String>> =
                 vec![vec!["metric".into(), "A".into(), "B".into(), "diff".into()]];
             for f in &p.flows {
-                let cc = if f.cc_a == f.cc_b {
-                    f.cc_a.clone()
-                } else {
-                    format!("{} vs {}", f.cc_a, f.cc_b)
-                };
+                let cc = cc_label(f);
                 for m in &f.metrics {
                     rows.push(vec![
                         format!("flow {} {cc} {}", f.id, m.name),
-                        fmt(m.kind, m.a),
-                        fmt(m.kind, m.b),
+                        units::of(m.kind, m.a),
+                        units::of(m.kind, m.b),
                         fmt_diff(m),
                     ]);
                 }
@@ -823,8 +623,8 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             for m in &p.run {
                 rows.push(vec![
                     format!("run {}", m.name),
-                    fmt(m.kind, m.a),
-                    fmt(m.kind, m.b),
+                    units::of(m.kind, m.a),
+                    units::of(m.kind, m.b),
                     fmt_diff(m),
                 ]);
             }
@@ -949,7 +749,7 @@ mod tests {
         assert!(t.contains("10.0 → 12.0 Mbit/s +20.0%"), "{t}");
         // One emulated link is not enough to compare links.
         let c = compare(&[one_run("sim", 10e6)], &[one_run("host", 12e6)], "a", "b");
-        assert!(find(&c.pairs[0].run, "link utilization").is_none());
+        assert!(find(&c.pairs[0].run, &LINK_UTILIZATION).is_none());
         // Two are.
         let c = compare(
             &[one_run("sim", 10e6)],

@@ -1,5 +1,6 @@
 //! Files for scripts: JSON documents and CSV tables.
 
+use cclab_results::metrics::FLOWS_CSV;
 use cclab_results::ResultsDoc;
 use std::fmt::Write;
 
@@ -20,12 +21,11 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One row per run and flow, with the run's swept params as leading columns. The link's
-/// columns are empty for a real path (unknown there, not zero).
+/// One row per run and flow, with the run's swept params as leading columns, then the
+/// metrics of [`FLOWS_CSV`]. The link's columns are empty for a real path (unknown there, not
+/// zero).
 pub fn flows_csv(doc: &ResultsDoc) -> String {
     let known = crate::host::link_known(doc);
-    // A link field: its text, or empty when the link is unknown.
-    let link = |s: String| if known { s } else { String::new() };
     let keys: Vec<String> = doc
         .runs
         .first()
@@ -36,7 +36,12 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
         s.push(',');
         s.push_str(&csv_field(k));
     }
-    s.push_str(",flow,cc,goodput_bps,throughput_bps,bytes_delivered,retransmits,retrans_ratio,rtt_min_ms,rtt_p50_ms,rtt_p95_ms,rtt_p99_ms,fct_s,link_utilization,drops_buffer,drops_random,queue_p50_ms,queue_p99_ms,jain,ce_marks,cwr_events,link_marks,drops_aqm,drops_policer\n");
+    s.push_str(",flow,cc");
+    for m in FLOWS_CSV {
+        s.push(',');
+        s.push_str(m.key);
+    }
+    s.push('\n');
     for (i, r) in doc.runs.iter().enumerate() {
         for f in &r.flows {
             let _ = write!(s, "{},{}", i + 1, r.seed);
@@ -47,33 +52,14 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
                 });
                 let _ = write!(s, ",{}", csv_field(&v.unwrap_or_default()));
             }
-            let _ = writeln!(
-                s,
-                ",{},{},{:.0},{:.0},{},{},{:.6},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{},{:.4},{},{},{},{},{}",
-                f.id,
-                f.cc,
-                f.goodput_bps,
-                f.throughput_bps,
-                f.bytes_delivered,
-                f.retransmits,
-                f.retrans_ratio,
-                f.rtt_ms.min,
-                f.rtt_ms.p50,
-                f.rtt_ms.p95,
-                f.rtt_ms.p99,
-                f.fct_s.map(|x| format!("{x:.4}")).unwrap_or_default(),
-                link(format!("{:.4}", r.link.utilization)),
-                link(r.link.drops_buffer.to_string()),
-                link(r.link.drops_random.to_string()),
-                link(format!("{:.3}", r.link.queue_delay_ms.p50)),
-                link(format!("{:.3}", r.link.queue_delay_ms.p99)),
-                r.jain,
-                f.ce_marks,
-                f.cwr_events,
-                link(r.link.marks.to_string()),
-                link(r.link.drops_aqm.to_string()),
-                link(r.link.drops_policer.to_string())
-            );
+            let _ = write!(s, ",{},{}", f.id, f.cc);
+            for m in FLOWS_CSV {
+                // A link field: empty when the link is unknown.
+                let v = m.of(r, f).filter(|_| known || !m.is_link());
+                s.push(',');
+                s.push_str(&m.csv(v));
+            }
+            s.push('\n');
         }
     }
     s

@@ -1,6 +1,10 @@
 //! The terminal table.
 
 use crate::units;
+use cclab_results::metrics::{
+    Kind, MetricDef, DROPS_AQM, DROPS_BUFFER, DROPS_POLICER, DROPS_RANDOM, FCT, GOODPUT, JAIN,
+    LINK_MARKS, LINK_UTILIZATION, QUEUE_P50, QUEUE_P99, RETRANS_RATIO, RTT_P50, RTT_P99,
+};
 use cclab_results::{median, FlowResult, ResultsDoc, RunResult};
 
 /// Column-aligned text table.
@@ -11,29 +15,35 @@ struct Grid {
 
 impl Grid {
     fn render(&self, out: &mut String, indent: &str) {
-        let n = self.rows.iter().map(|r| r.len()).max().unwrap_or(0);
-        let mut w = vec![0; n];
-        for r in &self.rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
+        layout(out, &self.rows, &self.right, indent);
+    }
+}
+
+/// Rows of cells as lines of text, columns two spaces apart and padded to their widest cell
+/// (right-aligned where `right` says so), trailing spaces trimmed.
+pub(crate) fn layout(out: &mut String, rows: &[Vec<String>], right: &[bool], indent: &str) {
+    let n = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let mut w = vec![0; n];
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
         }
-        for r in &self.rows {
-            let mut line = String::from(indent);
-            for (i, c) in r.iter().enumerate() {
-                let pad = w[i] - c.chars().count();
-                if self.right.get(i).copied().unwrap_or(false) {
-                    line.push_str(&" ".repeat(pad));
-                    line.push_str(c);
-                } else {
-                    line.push_str(c);
-                    line.push_str(&" ".repeat(pad));
-                }
-                line.push_str("  ");
+    }
+    for r in rows {
+        let mut line = String::from(indent);
+        for (i, c) in r.iter().enumerate() {
+            let pad = w[i] - c.chars().count();
+            if right.get(i).copied().unwrap_or(false) {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad));
             }
-            out.push_str(line.trim_end());
-            out.push('\n');
+            line.push_str("  ");
         }
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
 }
 
@@ -106,15 +116,23 @@ fn statistic(sizes: &[usize]) -> Option<String> {
     Some(format!("median of {n} seeds [min-max]"))
 }
 
-/// A count over seeds: the value, or `median [min-max]` when the seeds differ.
-fn count_agg(v: Vec<u64>) -> String {
-    let (lo, hi) = (v.iter().min().copied(), v.iter().max().copied());
-    if lo == hi {
-        return lo.unwrap_or(0).to_string();
+/// A flow's metric over the seeds of a group (flow `j` of each run): one value, or
+/// `median [min-max]`.
+pub(crate) fn flow_agg(g: &[&RunResult], j: usize, m: &MetricDef) -> String {
+    agg(
+        g.iter().filter_map(|r| m.of_flow(&r.flows[j])).collect(),
+        |v| units::of(m.kind, v),
+    )
+}
+
+/// A run's (or its link's) metric over the seeds of a group: one value, or `median
+/// [min-max]`; a count just once when the seeds agree.
+pub(crate) fn run_agg(g: &[&RunResult], m: &MetricDef) -> String {
+    let v: Vec<f64> = g.iter().filter_map(|r| m.of_run(r)).collect();
+    if m.kind == Kind::Count && v.iter().all(|x| *x == v[0]) {
+        return units::of(m.kind, v[0]);
     }
-    agg(v.into_iter().map(|x| x as f64).collect(), |x| {
-        format!("{x:.0}")
-    })
+    agg(v, |x| units::of(m.kind, x))
 }
 
 /// The table, the lines under it and the link lines of one document, before layout.
@@ -266,14 +284,15 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
     if multi_seed {
         header.push("seeds".into());
     }
-    header.extend(["flow", "cc", "goodput"].map(String::from));
+    header.extend(["flow", "cc", GOODPUT.name].map(String::from));
     if has_ref {
         header.push("published".into());
         header.push("ratio".into());
     }
-    header.extend(["retrans", "rtt p50", "rtt p99"].map(String::from));
+    // Retransmits with their ratio (of one seed), or the ratio over seeds.
+    header.extend(["retrans", RTT_P50.name, RTT_P99.name].map(String::from));
     if has_fct {
-        header.push("fct".into());
+        header.push(FCT.name.into());
     }
     let mut right = vec![true];
     right.extend(param_keys.iter().map(|_| false));
@@ -328,7 +347,7 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             }
             row.push(f.id.to_string());
             row.push(f.cc.clone());
-            row.push(agg(col(&|f| f.goodput_bps), units::rate));
+            row.push(flow_agg(g, j, &GOODPUT));
             if has_ref {
                 match reference.filter(|(_, rj)| *rj == j) {
                     Some((bps, _)) => {
@@ -365,12 +384,12 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
                     units::pct(f.retrans_ratio)
                 ));
             } else {
-                row.push(agg(col(&|f| f.retrans_ratio), units::pct));
+                row.push(flow_agg(g, j, &RETRANS_RATIO));
             }
-            row.push(agg(col(&|f| f.rtt_ms.p50), units::ms));
-            row.push(agg(col(&|f| f.rtt_ms.p99), units::ms));
+            row.push(flow_agg(g, j, &RTT_P50));
+            row.push(flow_agg(g, j, &RTT_P99));
             if has_fct {
-                let fcts: Vec<f64> = g.iter().filter_map(|r| r.flows[j].fct_s).collect();
+                let fcts: Vec<f64> = g.iter().filter_map(|r| FCT.of_flow(&r.flows[j])).collect();
                 let open: Vec<(&RunResult, &FlowResult)> = g
                     .iter()
                     .map(|r| (*r, &r.flows[j]))
@@ -383,14 +402,14 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
                     if fcts.is_empty() {
                         "-".into()
                     } else {
-                        agg(fcts, units::secs)
+                        flow_agg(g, j, &FCT)
                     }
                 } else if fcts.is_empty() {
                     "unfinished".into()
                 } else {
                     format!(
                         "{} ({} of {} unfinished)",
-                        agg(fcts, units::secs),
+                        flow_agg(g, j, &FCT),
                         open.len(),
                         g.len()
                     )
@@ -402,29 +421,16 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             }
             grid.rows.push(row);
         }
-        let jain: Vec<f64> = g.iter().map(|r| r.jain).collect();
         if !link_known {
             // A real path: no link line (its fields are unknown), Jain's index over the
             // streams when there are several.
             if run.flows.len() > 1 {
-                link_lines.push(format!(
-                    "#{}: jain {}",
-                    i + 1,
-                    agg(jain, |x| format!("{x:.3}"))
-                ));
+                link_lines.push(format!("#{}: jain {}", i + 1, run_agg(g, &JAIN)));
             }
             continue;
         }
-        let util: Vec<f64> = g.iter().map(|r| r.link.utilization).collect();
-        let qp50: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p50).collect();
-        let qp99: Vec<f64> = g.iter().map(|r| r.link.queue_delay_ms.p99).collect();
-        let counts =
-            |pick: &dyn Fn(&RunResult) -> u64| -> Vec<u64> { g.iter().map(|r| pick(r)).collect() };
-        let drops_b = count_agg(counts(&|r| r.link.drops_buffer));
-        let drops_r = count_agg(counts(&|r| r.link.drops_random));
-        let marks_v = counts(&|r| r.link.marks);
-        let drops_a = count_agg(counts(&|r| r.link.drops_aqm));
-        let drops_p = count_agg(counts(&|r| r.link.drops_policer));
+        let drops_a = run_agg(g, &DROPS_AQM);
+        let drops_p = run_agg(g, &DROPS_POLICER);
         // Drops by cause: the AQM's and a policer's only where the path has one.
         let has = |key: &str| {
             g.iter()
@@ -452,18 +458,18 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
         link_lines.push(format!(
             "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}, jain {}",
             i + 1,
-            agg(util, units::pct),
-            drops_b,
-            drops_r,
+            run_agg(g, &LINK_UTILIZATION),
+            run_agg(g, &DROPS_BUFFER),
+            run_agg(g, &DROPS_RANDOM),
             other,
-            if marks_v.iter().any(|m| *m > 0) {
-                format!(", {} CE marks", count_agg(marks_v))
+            if g.iter().any(|r| r.link.marks > 0) {
+                format!(", {} CE marks", run_agg(g, &LINK_MARKS))
             } else {
                 String::new()
             },
-            agg(qp50, units::ms),
-            agg(qp99, units::ms),
-            agg(jain, |x| format!("{x:.3}"))
+            run_agg(g, &QUEUE_P50),
+            run_agg(g, &QUEUE_P99),
+            run_agg(g, &JAIN)
         ));
     }
     let mut notes = Vec::new();

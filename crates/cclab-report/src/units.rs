@@ -1,5 +1,8 @@
 //! Human-readable numbers.
 
+use cclab_results::metrics::{Kind, MetricDef};
+use cclab_results::{FlowResult, RunResult};
+
 /// `93.4 Mbit/s`, `9.41 Gbit/s`, `812 kbit/s`: three significant digits.
 pub fn rate(bps: f64) -> String {
     let (v, u) = if bps >= 1e9 {
@@ -137,6 +140,29 @@ pub fn size(b: f64) -> String {
     } else {
         format!("{b:.0} B")
     }
+}
+
+/// A value of a metric of this kind for people (`93.4 Mbit/s`, `12.5 ms`, `0.41%`, `17`).
+pub fn of(kind: Kind, v: f64) -> String {
+    match kind {
+        Kind::Rate => rate(v),
+        Kind::Ms => ms(v),
+        Kind::Secs => secs(v),
+        Kind::Ratio => pct(v),
+        Kind::Count => format!("{v:.0}"),
+        Kind::Bytes => size(v),
+        Kind::Plain => format!("{v:.3}"),
+    }
+}
+
+/// A flow's metric for people; empty when the flow has none (or it is not a flow metric).
+pub fn flow_metric(m: &MetricDef, f: &FlowResult) -> String {
+    m.of_flow(f).map(|v| of(m.kind, v)).unwrap_or_default()
+}
+
+/// A run's or its link's metric for people; empty for a flow metric.
+pub fn run_metric(m: &MetricDef, r: &RunResult) -> String {
+    m.of_run(r).map(|v| of(m.kind, v)).unwrap_or_default()
 }
 
 #[cfg(test)]

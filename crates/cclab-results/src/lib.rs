@@ -5,11 +5,13 @@
 //! Field names carry their unit (`_bps`, `_ms`, `_s`); values are SI. This layout is an
 //! interface contract (issue #2): fields may be added, never renamed or removed.
 //!
-//! Also here: [`Histogram`] (bounded-memory percentiles), [`median`] and [`jain`].
+//! Also here: [`Histogram`] (bounded-memory percentiles), [`median`] and [`jain`], and
+//! [`metrics`]: the table of metrics every view (compare, CSV, tables) reads.
 
 mod backend;
 mod builder;
 mod histogram;
+pub mod metrics;
 mod series;
 pub mod trace;
 
