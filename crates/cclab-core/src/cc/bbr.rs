@@ -89,6 +89,11 @@
 //! * Pace at `tp.pacing_rate`; BBR ignores `snd_ssthresh` (it only publishes a value in DRAIN),
 //!   so the sender must not reset cwnd to ssthresh at the end of recovery.
 
+use super::bbr_common::{
+    self as common, after32, jiffies32, msecs_to_jiffies, stamp_us_delta, AckAggregation,
+    EXTRA_ACKED_WIN_RTTS,
+};
+pub use super::bbr_common::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, MAX_TCP_HEADER};
 use super::{
     CaEvent, CaState, CongestionControl, Controller, Param, ParamKind, ParamValue, Params,
     RateSample, SplitMix64, TcpState, TCP_INFINITE_SSTHRESH,
@@ -117,18 +122,6 @@ fn build(p: &Params, seed: u64) -> Box<dyn CongestionControl> {
     Box::new(b)
 }
 use crate::windowed::WindowedFilter;
-
-// ---- Fixed-point scales ----
-
-/// Bandwidth is kept in packets/us shifted left by this many bits (one unit is about 715 bit/s
-/// for 1500-byte packets).
-pub const BW_SCALE: u32 = 24;
-/// 1.0 packet/us in the scaled bandwidth unit.
-pub const BW_UNIT: u64 = 1 << BW_SCALE;
-/// Gains and other fractions are scaled by 2^8.
-pub const BBR_SCALE: u32 = 8;
-/// A gain of 1.0.
-pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
 
 // ---- Parameters (same values as tcp_bbr.c) ----
 
@@ -179,29 +172,11 @@ const BBR_LT_BW_RATIO: u32 = BBR_UNIT / 8;
 const BBR_LT_BW_DIFF: u64 = 4000 / 8;
 /// Once a policer is detected, use the long-term bw for this many rounds.
 const BBR_LT_BW_MAX_RTTS: u32 = 48;
-/// Gain applied to the ACK-aggregation estimate when budgeting cwnd (1.0).
-const BBR_EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
-/// Each of the two extra_acked slots covers this many rounds.
-const BBR_EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// Restart the aggregation epoch once this many packets were counted in it.
-const BBR_ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-/// The aggregation allowance never exceeds bw times this many microseconds (100 ms).
-const BBR_EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 
 // ---- Kernel constants BBR depends on ----
 
 /// `TCP_INIT_CWND`.
 const TCP_INIT_CWND: u32 = 10;
-/// Default `sk->sk_pacing_shift` (set in `sock_init_data()`): a TSO burst is ~1 ms of data.
-pub(super) const SK_PACING_SHIFT: u32 = 10;
-/// `GSO_LEGACY_MAX_SIZE` (include/linux/netdevice.h).
-pub(super) const GSO_LEGACY_MAX_SIZE: u64 = 65536;
-/// `MAX_TCP_HEADER = L1_CACHE_ALIGN(128 + MAX_HEADER)` (include/net/tcp.h). Config dependent;
-/// for a typical x86_64 distribution kernel `LL_MAX_HEADER` is 128 (Hyper-V netvsc or
-/// mac80211 mesh built in), tunnels add 48 (`MAX_HEADER = 176`), and with 64-byte cache lines
-/// `L1_CACHE_ALIGN(304) = 320`. (For mss 1448 the TSO cap is 45 segments with any of the
-/// possible values 192/256/320.)
-pub const MAX_TCP_HEADER: u64 = 320;
 
 /// BBR's operating mode (`enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,44 +274,8 @@ pub struct Bbr {
     /// Max bw at the last round that grew by 25%.
     full_bw: u32,
 
-    /// Start of the current ACK-aggregation epoch, us.
-    ack_epoch_mstamp: u64,
-    /// Largest excess of ACKed over expected packets, one slot per half of the window.
-    extra_acked: [u16; 2],
-    /// Packets (S)ACKed in the current epoch (20-bit field in Linux).
-    ack_epoch_acked: u32,
-    /// Rounds the current extra_acked slot has been collecting (5 bits).
-    extra_acked_win_rtts: u32,
-    /// Current extra_acked slot.
-    extra_acked_win_idx: usize,
-}
-
-// ---- Small helpers mirroring kernel primitives ----
-
-/// `tcp_jiffies32` (the host's `hz`, see [`TcpState::hz`]).
-pub(super) fn jiffies32(tp: &TcpState) -> u32 {
-    (tp.now_ns / tp.ns_per_jiffy()) as u32
-}
-
-/// `msecs_to_jiffies()`: rounds up to whole jiffies.
-pub(super) fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
-    (ms * hz).div_ceil(1000)
-}
-
-/// 32-bit wrap-aware "a is later than b" (`after()` / `time_after32()`).
-pub(super) fn after32(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// `tcp_stamp_us_delta()`: `t1 - t0` in us, never negative, truncated to 32 bits.
-pub(super) fn stamp_us_delta(t1: u64, t0: u64) -> u32 {
-    (t1 as i64).wrapping_sub(t0 as i64).max(0) as u32
-}
-
-/// The earliest departure time of the next packet (`max(tp->tcp_wstamp_ns, now)`). The lab's
-/// `TcpState` does not expose `tcp_wstamp_ns`, so this is `now` (see the module docs).
-pub(super) fn edt_ns(tp: &TcpState) -> u64 {
-    tp.now_ns
+    /// The ACK-aggregation (`extra_acked`) estimator.
+    ack_aggr: AckAggregation,
 }
 
 impl Bbr {
@@ -374,11 +313,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_aggr: AckAggregation::default(),
         }
     }
 
@@ -434,7 +369,7 @@ impl Bbr {
 
     /// The values Linux exports via inet_diag (`bbr_get_info`).
     pub fn info(&self, tp: &TcpState) -> BbrInfo {
-        let bw = (self.bw() as u64 * tp.mss as u64 * 1_000_000) >> BW_SCALE;
+        let bw = common::rate_bytes_per_sec(tp, self.bw() as u64, BBR_UNIT, 0);
         BbrInfo {
             bw_bytes_per_sec: bw,
             min_rtt_us: self.min_rtt_us,
@@ -443,22 +378,12 @@ impl Bbr {
         }
     }
 
-    /// Largest recent ACK-aggregation excess, packets (`bbr_extra_acked`).
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
-    }
-
     // ---- Rates ----
 
     /// `bbr_rate_bytes_per_sec`: scaled bw times gain, converted to bytes/s with the 1% pacing
-    /// margin. The multiplications are ordered (mss, gain, >>8, then the per-second factor) to
-    /// keep the intermediate within 64 bits, exactly as Linux does.
+    /// margin (see [`common::rate_bytes_per_sec`]; version 1 has no floor).
     fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32) -> u64 {
-        let mut rate = rate.wrapping_mul(tp.mss as u64);
-        rate = rate.wrapping_mul(gain as u64);
-        rate >>= BBR_SCALE;
-        rate = rate.wrapping_mul(1_000_000 / 100 * (100 - BBR_PACING_MARGIN_PERCENT));
-        rate >> BW_SCALE
+        common::rate_bytes_per_sec(tp, rate, gain, BBR_PACING_MARGIN_PERCENT)
     }
 
     /// `bbr_bw_to_pacing_rate`: as above, capped by `max_pacing_rate`.
@@ -469,13 +394,8 @@ impl Bbr {
     /// `bbr_init_pacing_rate_from_rtt`: before any bw sample, pace at high_gain * cwnd / RTT,
     /// with srtt if there is one and 1 ms otherwise.
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
-        let rtt_us = if tp.srtt_us != 0 {
-            self.has_seen_rtt = true;
-            tp.srtt_us.max(1)
-        } else {
-            1000
-        };
-        let bw = (tp.snd_cwnd as u64 * BW_UNIT) / rtt_us as u64;
+        let (bw, seen_rtt) = common::init_bw_from_rtt(tp);
+        self.has_seen_rtt |= seen_rtt;
         // Linux passes this u64 into a u32 parameter.
         tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw as u32, BBR_HIGH_GAIN);
     }
@@ -504,8 +424,8 @@ impl Bbr {
     /// `bbr_tso_segs_goal`: segments in a ~1 ms burst at the current pacing rate (like
     /// `tcp_tso_autosize()` without the device limit), between `min_tso_segs` and 127.
     pub fn tso_segs_goal(tp: &TcpState) -> u32 {
-        let bytes = (tp.pacing_rate >> SK_PACING_SHIFT)
-            .min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER) as u32;
+        let bytes = (tp.pacing_rate >> common::SK_PACING_SHIFT)
+            .min(common::GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER) as u32;
         let segs = (bytes / tp.mss.max(1)).max(Self::min_tso_segs(tp));
         segs.min(0x7F)
     }
@@ -515,11 +435,8 @@ impl Bbr {
     /// `bbr_save_cwnd`: remember a cwnd to come back to. If recovery or PROBE_RTT already
     /// lowered cwnd, keep the larger of the saved and the current value.
     fn save_cwnd(&mut self, tp: &TcpState) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = tp.snd_cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(tp.snd_cwnd);
-        }
+        let reduced = self.prev_ca_state >= CaState::Recovery || self.mode == Mode::ProbeRtt;
+        self.prior_cwnd = common::save_cwnd(self.prior_cwnd, tp.snd_cwnd, reduced);
     }
 
     /// `bbr_bdp`: ceil(bw * min_rtt * gain) in packets; TCP_INIT_CWND before any RTT sample.
@@ -527,10 +444,7 @@ impl Bbr {
         if self.min_rtt_us == u32::MAX {
             return TCP_INIT_CWND;
         }
-        let w = bw as u64 * self.min_rtt_us as u64;
-        // Remove the gain scale, then round the BW_SCALE division up (rounding down would feed
-        // back into ever smaller estimates).
-        (w.wrapping_mul(gain as u64) >> BBR_SCALE).div_ceil(BW_UNIT) as u32
+        common::bdp(bw, self.min_rtt_us, gain)
     }
 
     /// `bbr_quantization_budget`: room for three TSO bursts (sender qdisc, NIC, receiver
@@ -554,30 +468,19 @@ impl Bbr {
     /// `bbr_packets_in_net_at_edt`: packets likely still in the network when the next packet
     /// leaves. When raising inflight, count that next burst too.
     fn packets_in_net_at_edt(&self, tp: &TcpState, inflight_now: u32) -> u32 {
-        let now_ns = tp.now_ns;
-        let edt = edt_ns(tp).max(now_ns);
-        let interval_us = (edt - now_ns) / 1000;
-        let interval_delivered = ((self.bw() as u64 * interval_us) >> BW_SCALE) as u32;
-        let mut inflight_at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            inflight_at_edt = inflight_at_edt.wrapping_add(Self::tso_segs_goal(tp));
-        }
-        if interval_delivered >= inflight_at_edt {
-            return 0;
-        }
-        inflight_at_edt - interval_delivered
+        common::packets_in_net_at_edt(tp, self.bw(), self.pacing_gain, inflight_now, || {
+            Self::tso_segs_goal(tp)
+        })
     }
 
     /// `bbr_ack_aggregation_cwnd`: extra cwnd to ride out ACK aggregation, only once the pipe
     /// is full, at most 100 ms worth of bw.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        let mut aggr_cwnd = 0;
-        if BBR_EXTRA_ACKED_GAIN != 0 && self.full_bw_reached {
-            let max_aggr_cwnd = ((self.bw() as u64 * BBR_EXTRA_ACKED_MAX_US) / BW_UNIT) as u32;
-            aggr_cwnd = (BBR_EXTRA_ACKED_GAIN * self.extra_acked()) >> BBR_SCALE;
-            aggr_cwnd = aggr_cwnd.min(max_aggr_cwnd);
+        if self.full_bw_reached {
+            self.ack_aggr.cwnd(self.bw())
+        } else {
+            0
         }
-        aggr_cwnd
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`. Losses are taken off cwnd first; on entering
@@ -846,45 +749,9 @@ impl Bbr {
     /// is kept in two slots that alternate every 5 rounds (a 5-10 round window), each value
     /// capped by cwnd.
     fn update_ack_aggregation(&mut self, tp: &TcpState, rs: &RateSample) {
-        if BBR_EXTRA_ACKED_GAIN == 0
-            || rs.acked_sacked == 0
-            || rs.delivered < 0
-            || rs.interval_us <= 0
-        {
-            return;
-        }
-
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= BBR_EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx = if self.extra_acked_win_idx != 0 { 0 } else { 1 };
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-
-        let epoch_us = stamp_us_delta(tp.delivered_mstamp_us, self.ack_epoch_mstamp);
-        let mut expected_acked = ((self.bw() as u64 * epoch_us as u64) / BW_UNIT) as u32;
-
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked.wrapping_add(rs.acked_sacked)
-                >= BBR_ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = tp.delivered_mstamp_us;
-            expected_acked = 0;
-        }
-
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .wrapping_add(rs.acked_sacked)
-            .min(0xFFFFF);
-        let mut extra_acked = self.ack_epoch_acked.wrapping_sub(expected_acked);
-        extra_acked = extra_acked.min(tp.snd_cwnd);
-        if extra_acked > self.extra_acked[self.extra_acked_win_idx] as u32 {
-            // Stored in 16 bits, as in Linux.
-            self.extra_acked[self.extra_acked_win_idx] = extra_acked as u16;
-        }
+        let bw = self.bw();
+        self.ack_aggr
+            .update(tp, rs, bw, self.round_start, EXTRA_ACKED_WIN_RTTS);
     }
 
     /// `bbr_check_full_bw_reached`: in each new, not app-limited round, either the max bw grew
@@ -1052,11 +919,7 @@ impl CongestionControl for Bbr {
         self.reset_lt_bw_sampling(tp);
         self.reset_startup_mode();
 
-        self.ack_epoch_mstamp = tp.now_us;
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.ack_aggr.reset(tp.now_us);
     }
 
     /// `bbr_undo_cwnd`: BBR did not cut cwnd for the spurious loss, so it keeps it, but the
@@ -1100,8 +963,7 @@ impl CongestionControl for Bbr {
     fn cwnd_event(&mut self, tp: &mut TcpState, ev: CaEvent) {
         if ev == CaEvent::TxStart && tp.app_limited != 0 {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = tp.now_us;
-            self.ack_epoch_acked = 0;
+            self.ack_aggr.restart_epoch(tp.now_us);
             if self.mode == Mode::ProbeBw {
                 let bw = self.bw();
                 self.set_pacing_rate(tp, bw, BBR_UNIT);
@@ -1129,12 +991,12 @@ impl CongestionControl for Bbr {
     /// count the pipe as filled (STARTUP ends; DRAIN and PROBE_BW follow) and open cwnd to
     /// its target at once.
     fn jump_start(&mut self, tp: &mut TcpState, bw: u64, _min_rtt_us: u32) {
-        let per_us = ((bw as u128) << BW_SCALE) / (tp.mss.max(1) as u128 * 1_000_000);
-        let per_us = per_us.min(u32::MAX as u128) as u64;
-        if per_us <= self.max_bw() as u64 {
+        let per_us = common::bw_from_bytes_per_sec(bw, tp.mss);
+        if per_us <= self.max_bw() {
             return;
         }
-        self.bw.update(BBR_BW_RTTS, self.rtt_cnt as u64, per_us);
+        self.bw
+            .update(BBR_BW_RTTS, self.rtt_cnt as u64, per_us as u64);
         self.full_bw = self.max_bw();
         self.full_bw_reached = true;
         let target = self.inflight(tp, self.max_bw(), BBR_CWND_GAIN);
@@ -1904,7 +1766,7 @@ mod tests {
         cc.bw.reset(0, (1u64 << 24) / 100); // 0.01 pkt/us
         tp.snd_cwnd = 1000;
         tp.delivered_mstamp_us = 0;
-        cc.ack_epoch_mstamp = 0;
+        cc.ack_aggr.epoch_mstamp = 0;
         let rs = RateSample {
             delivered: 1,
             interval_us: 1000,
@@ -1913,12 +1775,12 @@ mod tests {
         };
         // First ACK resets the epoch (nothing acked in it yet), then counts 30.
         cc.update_ack_aggregation(&tp, &rs);
-        assert_eq!(cc.extra_acked(), 30);
+        assert_eq!(cc.ack_aggr.extra_acked(), 30);
         // 1 ms later another 30 arrive. Expected = 167_772 * 1000 >> 24 = 9 (9.9996 truncated),
         // so extra = 60 - 9 = 51.
         tp.delivered_mstamp_us = 1000;
         cc.update_ack_aggregation(&tp, &rs);
-        assert_eq!(cc.extra_acked(), 51);
+        assert_eq!(cc.ack_aggr.extra_acked(), 51);
         assert_eq!(cc.ack_aggregation_cwnd(), 51);
         // Capped by 100 ms of bw (1000 packets here): shrink bw to 0.0001 pkt/us (1677 scaled)
         // -> cap 1677 * 100_000 >> 24 = 9.
