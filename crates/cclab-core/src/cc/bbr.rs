@@ -1022,28 +1022,12 @@ impl CongestionControl for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::VecDeque;
+    use crate::cc::testpath::{self, Traced, MSS};
 
-    const MSS: u32 = 1448;
-
-    // ---------------------------------------------------------------------------------------
-    // A tiny closed-loop path for the tests: one FIFO bottleneck serving one packet every
-    // `service_ns`, an unlimited buffer, a fixed propagation delay, one ACK per packet. The
-    // sender side does the bookkeeping of Linux's tcp_rate.c (per-packet delivered /
-    // delivered_mstamp / first_tx_mstamp snapshots) and paces at tp.pacing_rate.
-    // ---------------------------------------------------------------------------------------
-
-    struct Pkt {
-        sent_us: u64,
-        ack_ns: u64,
-        delivered: u64,
-        delivered_mstamp_us: u64,
-        first_tx_mstamp_us: u64,
-        is_app_limited: bool,
-    }
+    // The closed-loop path (see `testpath`) with a BBRv1 flow, and what its trace keeps.
 
     #[derive(Clone, Copy, Debug)]
-    struct Row {
+    pub struct Row {
         now_ns: u64,
         mode: Mode,
         cwnd: u32,
@@ -1055,157 +1039,26 @@ mod tests {
         app_limited: u64,
     }
 
-    struct Path {
-        tp: TcpState,
-        cc: Bbr,
-        now_ns: u64,
-        service_ns: u64,
-        /// Round-trip propagation delay; may change at `prop_change.0` to `prop_change.1`.
-        prop_ns: u64,
-        prop_change: Option<(u64, u64)>,
-        link_free_ns: u64,
-        next_send_ns: u64,
-        first_tx_mstamp_us: u64,
-        q: VecDeque<Pkt>,
-        trace: Vec<Row>,
-    }
+    type Path = testpath::Path<Bbr>;
 
-    impl Path {
-        /// Bottleneck of `pkts_per_ms` packets per millisecond, round-trip propagation `rtt_ms`.
-        fn new(seed: u64, pkts_per_ms: u64, rtt_ms: u64) -> Path {
-            let mut tp = TcpState::new(MSS, 10);
-            // Jiffies of 1 ms keep the assertions in milliseconds.
-            tp.hz = 1000;
-            let mut cc = Bbr::new(seed);
-            cc.init(&mut tp);
-            Path {
-                tp,
-                cc,
-                now_ns: 0,
-                service_ns: 1_000_000 / pkts_per_ms,
-                prop_ns: rtt_ms * 1_000_000,
-                prop_change: None,
-                link_free_ns: 0,
-                next_send_ns: 0,
-                first_tx_mstamp_us: 0,
-                q: VecDeque::new(),
-                trace: Vec::new(),
-            }
+    impl Traced for Bbr {
+        type Row = Row;
+
+        fn for_test(seed: u64) -> Self {
+            Bbr::new(seed)
         }
 
-        fn set_time(&mut self, t: u64) {
-            self.now_ns = t;
-            self.tp.now_ns = t;
-            self.tp.now_us = t / 1000;
-        }
-
-        fn send(&mut self) {
-            let now_us = self.tp.now_us;
-            if self.tp.packets_out == 0 {
-                self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
-                self.first_tx_mstamp_us = now_us;
-                self.tp.delivered_mstamp_us = now_us;
-            }
-            if let Some((t, p)) = self.prop_change {
-                if self.now_ns >= t {
-                    self.prop_ns = p;
-                }
-            }
-            let arrive = self.now_ns + self.prop_ns / 2;
-            let depart = arrive.max(self.link_free_ns) + self.service_ns;
-            self.link_free_ns = depart;
-            self.q.push_back(Pkt {
-                sent_us: now_us,
-                ack_ns: depart + self.prop_ns / 2,
-                delivered: self.tp.delivered,
-                delivered_mstamp_us: self.tp.delivered_mstamp_us,
-                first_tx_mstamp_us: self.first_tx_mstamp_us,
-                is_app_limited: self.tp.app_limited != 0,
-            });
-            self.tp.packets_out += 1;
-            self.tp.snd_nxt += 1;
-            let gap = (MSS as u64 * 1_000_000_000)
-                .checked_div(self.tp.pacing_rate)
-                .unwrap_or(0);
-            self.next_send_ns = self.now_ns + gap;
-        }
-
-        fn ack(&mut self) {
-            let p = self.q.pop_front().unwrap();
-            let now_us = self.tp.now_us;
-            let prior_in_flight = self.tp.packets_in_flight();
-            self.tp.packets_out -= 1;
-            self.tp.snd_una += 1;
-            self.tp.delivered += 1;
-            self.tp.delivered_mstamp_us = now_us;
-            // tcp_rate_gen(): the app-limited period ends once its marker is delivered.
-            if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
-                self.tp.app_limited = 0;
-            }
-            let rtt = (now_us - p.sent_us) as u32;
-            self.tp.min_rtt_us = self.tp.min_rtt_us.min(rtt);
-            self.tp.srtt_us = if self.tp.srtt_us == 0 {
-                rtt
-            } else {
-                (7 * self.tp.srtt_us + rtt) / 8
-            };
-
-            let snd = (p.sent_us - p.first_tx_mstamp_us) as i64;
-            let rcv = (now_us - p.delivered_mstamp_us) as i64;
-            self.first_tx_mstamp_us = p.sent_us;
-            let mut interval = snd.max(rcv);
-            if interval < self.tp.min_rtt_us as i64 {
-                interval = -1;
-            }
-            let rs = RateSample {
-                prior_mstamp_us: p.delivered_mstamp_us,
-                prior_delivered: p.delivered,
-                delivered: (self.tp.delivered - p.delivered) as i64,
-                interval_us: interval,
-                snd_interval_us: snd,
-                rcv_interval_us: rcv,
-                rtt_us: rtt as i64,
-                losses: 0,
-                acked_sacked: 1,
-                prior_in_flight,
-                is_app_limited: p.is_app_limited,
-                is_retrans: false,
-                is_ack_delayed: false,
-                ..RateSample::default()
-            };
-            assert!(self.cc.cong_control(&mut self.tp, &rs));
-            self.trace.push(Row {
-                now_ns: self.now_ns,
-                mode: self.cc.mode,
-                cwnd: self.tp.snd_cwnd,
-                inflight: self.tp.packets_in_flight(),
-                prior_cwnd: self.cc.prior_cwnd,
-                min_rtt_stamp: self.cc.min_rtt_stamp,
-                cycle_idx: self.cc.cycle_idx,
-                pacing_gain: self.cc.pacing_gain,
-                app_limited: self.tp.app_limited,
-            });
-        }
-
-        fn run_until(&mut self, end_ns: u64) {
-            loop {
-                let t_ack = self.q.front().map_or(u64::MAX, |p| p.ack_ns);
-                let t_send = if self.tp.packets_in_flight() < self.tp.snd_cwnd {
-                    self.next_send_ns.max(self.now_ns)
-                } else {
-                    u64::MAX
-                };
-                let t = t_ack.min(t_send);
-                if t > end_ns {
-                    self.set_time(end_ns);
-                    return;
-                }
-                self.set_time(t);
-                if t_ack <= t_send {
-                    self.ack();
-                } else {
-                    self.send();
-                }
+        fn row(&self, tp: &TcpState, now_ns: u64, _losses: u32) -> Row {
+            Row {
+                now_ns,
+                mode: self.mode,
+                cwnd: tp.snd_cwnd,
+                inflight: tp.packets_in_flight(),
+                prior_cwnd: self.prior_cwnd,
+                min_rtt_stamp: self.min_rtt_stamp,
+                cycle_idx: self.cycle_idx,
+                pacing_gain: self.pacing_gain,
+                app_limited: tp.app_limited,
             }
         }
     }

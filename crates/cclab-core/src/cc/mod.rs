@@ -43,6 +43,8 @@ pub mod cubic;
 pub mod dctcp;
 pub mod registry;
 pub mod reno;
+#[cfg(test)]
+pub(crate) mod testpath;
 
 pub use registry::{by_name, find, Controller, Param, ParamKind, ParamValue, Params};
 
