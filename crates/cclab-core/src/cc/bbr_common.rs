@@ -42,6 +42,8 @@ pub(super) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 /// The aggregation allowance never exceeds bw times this many microseconds (100 ms).
 const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
+/// Pacing is set this many percent under the bandwidth estimate (both versions).
+pub(super) const PACING_MARGIN_PERCENT: u64 = 1;
 
 // ---- Small helpers mirroring kernel primitives ----
 
@@ -86,16 +88,58 @@ pub(super) fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32, margin_per
     rate >> BW_SCALE
 }
 
-/// The bandwidth of the initial pacing rate (`bbr_init_pacing_rate_from_rtt()`): cwnd per
-/// srtt, or per 1 ms without an RTT sample, in pkts/us << 24 (a `u64`, which the kernel then
-/// passes to a `u32` parameter); and whether srtt was there to use.
-pub(super) fn init_bw_from_rtt(tp: &TcpState) -> (u64, bool) {
-    let (rtt_us, seen) = if tp.srtt_us != 0 {
-        (tp.srtt_us.max(1), true)
-    } else {
-        (1000, false)
-    };
-    ((tp.snd_cwnd as u64 * BW_UNIT) / rtt_us as u64, seen)
+/// How a version sets its pacing rate: the gain of the initial rate (its STARTUP gain) and
+/// the floor of `bbr_rate_bytes_per_sec()` (version 1 has none: 0; version 3: 1 byte/s).
+pub(super) struct Pacing {
+    pub(super) startup_gain: u32,
+    pub(super) floor: u64,
+}
+
+impl Pacing {
+    /// `bbr_bw_to_pacing_rate()`: bw times gain in bytes/s with the 1% margin, at least the
+    /// floor, capped by `max_pacing_rate`.
+    #[inline]
+    pub(super) fn bw_to_pacing_rate(&self, tp: &TcpState, bw: u32, gain: u32) -> u64 {
+        rate_bytes_per_sec(tp, bw as u64, gain, PACING_MARGIN_PERCENT)
+            .max(self.floor)
+            .min(tp.max_pacing_rate)
+    }
+
+    /// `bbr_init_pacing_rate_from_rtt()`: before any bw sample, pace at the STARTUP gain
+    /// times cwnd per srtt, or per 1 ms without an RTT sample (then `has_seen_rtt` stays as
+    /// it is).
+    pub(super) fn init_from_rtt(&self, tp: &mut TcpState, has_seen_rtt: &mut bool) {
+        let rtt_us = if tp.srtt_us != 0 {
+            *has_seen_rtt = true;
+            tp.srtt_us.max(1)
+        } else {
+            1000
+        };
+        let bw = (tp.snd_cwnd as u64 * BW_UNIT) / rtt_us as u64;
+        // The kernel passes this u64 to a u32 parameter.
+        tp.pacing_rate = self.bw_to_pacing_rate(tp, bw as u32, self.startup_gain);
+    }
+
+    /// `bbr_set_pacing_rate()`: pace at bw times gain; before the pipe is known to be full the
+    /// pacing rate only ever goes up (so an early low sample cannot slow STARTUP down), and
+    /// the first srtt re-derives the initial rate.
+    #[inline]
+    pub(super) fn set(
+        &self,
+        tp: &mut TcpState,
+        has_seen_rtt: &mut bool,
+        full_bw_reached: bool,
+        bw: u32,
+        gain: u32,
+    ) {
+        let rate = self.bw_to_pacing_rate(tp, bw, gain);
+        if !*has_seen_rtt && tp.srtt_us != 0 {
+            self.init_from_rtt(tp, has_seen_rtt);
+        }
+        if full_bw_reached || rate > tp.pacing_rate {
+            tp.pacing_rate = rate;
+        }
+    }
 }
 
 /// A rate in bytes per second as scaled bandwidth (pkts/us << 24), saturating at `u32::MAX`:

@@ -90,7 +90,7 @@
 //!   so the sender must not reset cwnd to ssthresh at the end of recovery.
 
 use super::bbr_common::{
-    self as common, after32, jiffies32, msecs_to_jiffies, stamp_us_delta, AckAggregation,
+    self as common, after32, jiffies32, msecs_to_jiffies, stamp_us_delta, AckAggregation, Pacing,
     EXTRA_ACKED_WIN_RTTS,
 };
 pub use super::bbr_common::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, MAX_TCP_HEADER};
@@ -135,10 +135,13 @@ const BBR_MIN_RTT_WIN_SEC: u32 = 10;
 const BBR_PROBE_RTT_MODE_MS: u32 = 200;
 /// Below this pacing rate (bit/s) BBR asks for 1-segment TSO bursts instead of 2.
 const BBR_MIN_TSO_RATE: u64 = 1_200_000;
-/// Pacing is set this many percent under the bandwidth estimate.
-const BBR_PACING_MARGIN_PERCENT: u64 = 1;
 /// STARTUP gain, 2/ln(2) ~ 2.885, scaled: 256*2885/1000 + 1 = 739.
 pub const BBR_HIGH_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
+/// Pacing rates: the initial one at the STARTUP gain, no floor (`bbr_rate_bytes_per_sec`).
+const PACING: Pacing = Pacing {
+    startup_gain: BBR_HIGH_GAIN,
+    floor: 0,
+};
 /// DRAIN pacing gain, the inverse of the STARTUP gain: 256*1000/2885 = 88.
 pub const BBR_DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
 /// cwnd gain in PROBE_BW (2.0).
@@ -383,33 +386,19 @@ impl Bbr {
     /// `bbr_rate_bytes_per_sec`: scaled bw times gain, converted to bytes/s with the 1% pacing
     /// margin (see [`common::rate_bytes_per_sec`]; version 1 has no floor).
     fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32) -> u64 {
-        common::rate_bytes_per_sec(tp, rate, gain, BBR_PACING_MARGIN_PERCENT)
-    }
-
-    /// `bbr_bw_to_pacing_rate`: as above, capped by `max_pacing_rate`.
-    fn bw_to_pacing_rate(tp: &TcpState, bw: u32, gain: u32) -> u64 {
-        Self::rate_bytes_per_sec(tp, bw as u64, gain).min(tp.max_pacing_rate)
+        common::rate_bytes_per_sec(tp, rate, gain, common::PACING_MARGIN_PERCENT)
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: before any bw sample, pace at high_gain * cwnd / RTT,
     /// with srtt if there is one and 1 ms otherwise.
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
-        let (bw, seen_rtt) = common::init_bw_from_rtt(tp);
-        self.has_seen_rtt |= seen_rtt;
-        // Linux passes this u64 into a u32 parameter.
-        tp.pacing_rate = Self::bw_to_pacing_rate(tp, bw as u32, BBR_HIGH_GAIN);
+        PACING.init_from_rtt(tp, &mut self.has_seen_rtt);
     }
 
     /// `bbr_set_pacing_rate`: before the pipe is known to be full, the pacing rate only ever
     /// goes up (so an early low sample cannot slow STARTUP down); afterwards it follows bw.
     fn set_pacing_rate(&mut self, tp: &mut TcpState, bw: u32, gain: u32) {
-        let rate = Self::bw_to_pacing_rate(tp, bw, gain);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
-        }
+        PACING.set(tp, &mut self.has_seen_rtt, self.full_bw_reached, bw, gain);
     }
 
     /// `bbr_min_tso_segs`: 1 segment per burst below 1.2 Mbit/s, else 2.

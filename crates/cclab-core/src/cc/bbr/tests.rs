@@ -64,14 +64,14 @@ fn pacing_rate_fixed_point_matches_hand_computation() {
     // Gain 1.0: 16777 * 1500 = 25_165_500; *256 >> 8 unchanged; * 990_000 (1% margin)
     // = 24_913_845_000_000; >> 24 = 1_484_980 bytes/s (vs. 1_500_000 without margin and
     // truncation).
-    assert_eq!(Bbr::bw_to_pacing_rate(&tp, bw, BBR_UNIT), 1_484_980);
+    assert_eq!(PACING.bw_to_pacing_rate(&tp, bw, BBR_UNIT), 1_484_980);
     // Gain 5/4 (320): 25_165_500 * 320 >> 8 = 31_456_875; * 990_000 >> 24 = 1_856_226.
-    assert_eq!(Bbr::bw_to_pacing_rate(&tp, bw, 320), 1_856_226);
+    assert_eq!(PACING.bw_to_pacing_rate(&tp, bw, 320), 1_856_226);
     // High gain 739: 25_165_500 * 739 >> 8 = 72_645_720 (floor); * 990_000 >> 24 = 4_286_722.
-    assert_eq!(Bbr::bw_to_pacing_rate(&tp, bw, BBR_HIGH_GAIN), 4_286_722);
+    assert_eq!(PACING.bw_to_pacing_rate(&tp, bw, BBR_HIGH_GAIN), 4_286_722);
     // The cap applies.
     tp.max_pacing_rate = 1_000_000;
-    assert_eq!(Bbr::bw_to_pacing_rate(&tp, bw, BBR_UNIT), 1_000_000);
+    assert_eq!(PACING.bw_to_pacing_rate(&tp, bw, BBR_UNIT), 1_000_000);
 
     // Initial pacing: cwnd 10, no srtt -> 1 ms: bw = 10 * 2^24 / 1000 = 167_772;
     // * 1500 * 739 >> 8 = 726_465_867; * 990_000 >> 24 = 42_867_732 bytes/s.
@@ -180,7 +180,7 @@ fn closed_loop_startup_drain_probe_bw() {
     assert!(path.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH);
 
     // Pacing in steady state follows gain * bw with the 1% margin.
-    let want = Bbr::bw_to_pacing_rate(&path.tp, path.cc.bw(), path.cc.pacing_gain);
+    let want = PACING.bw_to_pacing_rate(&path.tp, path.cc.bw(), path.cc.pacing_gain);
     assert_eq!(path.tp.pacing_rate, want);
 }
 

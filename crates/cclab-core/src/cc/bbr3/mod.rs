@@ -125,8 +125,8 @@ mod startup;
 mod harness;
 
 use super::bbr_common::{
-    self as common, jiffies32, AckAggregation, BBR_SCALE, BBR_UNIT, BW_SCALE, GSO_LEGACY_MAX_SIZE,
-    MAX_TCP_HEADER, SK_PACING_SHIFT,
+    self as common, jiffies32, AckAggregation, Pacing, BBR_SCALE, BBR_UNIT, BW_SCALE,
+    GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, SK_PACING_SHIFT,
 };
 use super::{
     CaEvent, CaState, CongestionControl, Controller, Param, ParamKind, ParamValue, Params,
@@ -169,10 +169,13 @@ const PROBE_RTT_WIN_MS: u32 = 5000;
 pub const PROBE_RTT_CWND_GAIN: u32 = BBR_UNIT / 2;
 /// The RTT-based TSO allowance halves for every 2^9 us of min_rtt.
 const TSO_RTT_SHIFT: u32 = 9;
-/// Pacing is this many percent under the bandwidth.
-const PACING_MARGIN_PERCENT: u64 = 1;
 /// STARTUP pacing gain, 4 ln 2 ~ 2.77: 256 * 277 / 100 + 1 = 710.
 pub const STARTUP_PACING_GAIN: u32 = BBR_UNIT * 277 / 100 + 1;
+/// Pacing rates: the initial one at the STARTUP gain, at least 1 byte/s.
+const PACING: Pacing = Pacing {
+    startup_gain: STARTUP_PACING_GAIN,
+    floor: 1,
+};
 /// STARTUP (and DRAIN) cwnd gain, 2.0.
 pub const STARTUP_CWND_GAIN: u32 = BBR_UNIT * 2;
 /// DRAIN pacing gain, 1/2.885: 88.
@@ -407,7 +410,7 @@ fn bw_bytes_per_sec(tp: &TcpState, bw: u32) -> u64 {
 
 /// `bbr_bw_to_pacing_rate()`: with the 1% margin, capped by `max_pacing_rate`.
 pub fn bw_to_pacing_rate(tp: &TcpState, bw: u32, gain: u32) -> u64 {
-    rate_bytes_per_sec(tp, bw as u64, gain, PACING_MARGIN_PERCENT).min(tp.max_pacing_rate)
+    PACING.bw_to_pacing_rate(tp, bw, gain)
 }
 
 /// `bbr_calculate_bw_sample()`: delivered / interval in pkts/us << 24, rounded up so that a
@@ -574,21 +577,12 @@ impl Bbr3 {
     /// `bbr_init_pacing_rate_from_rtt()`: before any bw sample, STARTUP's gain times cwnd
     /// per srtt (1 ms without an RTT sample).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
-        let (bw, seen_rtt) = common::init_bw_from_rtt(tp);
-        self.has_seen_rtt |= seen_rtt;
-        // The kernel passes this u64 to a u32 parameter.
-        tp.pacing_rate = bw_to_pacing_rate(tp, bw as u32, STARTUP_PACING_GAIN);
+        PACING.init_from_rtt(tp, &mut self.has_seen_rtt);
     }
 
     /// `bbr_set_pacing_rate()`: until the pipe is full the rate only goes up.
     fn set_pacing_rate(&mut self, tp: &mut TcpState, bw: u32, gain: u32) {
-        let rate = bw_to_pacing_rate(tp, bw, gain);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
-        }
+        PACING.set(tp, &mut self.has_seen_rtt, self.full_bw_reached, bw, gain);
     }
 
     /// `bbr_tso_segs_generic()`: about 1 ms of data at the pacing rate, plus 64 KB halved for
