@@ -1,6 +1,6 @@
 //! The plumbing BBRv1 ([`super::bbr`]) and BBRv3 ([`super::bbr3`]) share: the fixed-point
-//! scales, the kernel constants and clocks they read, the rate and BDP arithmetic, and the
-//! ACK-aggregation (`extra_acked`) estimator. Everything here computes exactly what both
+//! scales, the kernel constants and clocks they read, the mode enum, the pacing-rate, rate
+//! and BDP arithmetic, and the ACK-aggregation (`extra_acked`) estimator. Everything here computes exactly what both
 //! versions of `tcp_bbr.c` compute; where the versions differ (the pacing rate's floor, the
 //! rounding of a bandwidth sample, the TSO goal, the aggregation window in STARTUP), the
 //! difference stays in the controller or is a parameter here.
@@ -44,6 +44,26 @@ const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// Pacing is set this many percent under the bandwidth estimate (both versions).
 pub(super) const PACING_MARGIN_PERCENT: u64 = 1;
+
+/// BBR's operating mode (`enum bbr_mode`), the same four in both versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Startup => "STARTUP",
+            Mode::Drain => "DRAIN",
+            Mode::ProbeBw => "PROBE_BW",
+            Mode::ProbeRtt => "PROBE_RTT",
+        }
+    }
+}
 
 // ---- Small helpers mirroring kernel primitives ----
 

@@ -93,7 +93,7 @@ use super::bbr_common::{
     self as common, after32, jiffies32, msecs_to_jiffies, stamp_us_delta, AckAggregation, Pacing,
     EXTRA_ACKED_WIN_RTTS,
 };
-pub use super::bbr_common::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, MAX_TCP_HEADER};
+pub use super::bbr_common::{Mode, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, MAX_TCP_HEADER};
 use super::{
     CaEvent, CaState, CongestionControl, Controller, Param, ParamKind, ParamValue, Params,
     RateSample, SplitMix64, TcpState, TCP_INFINITE_SSTHRESH,
@@ -180,26 +180,6 @@ const BBR_LT_BW_MAX_RTTS: u32 = 48;
 
 /// `TCP_INIT_CWND`.
 const TCP_INIT_CWND: u32 = 10;
-
-/// BBR's operating mode (`enum bbr_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Startup => "STARTUP",
-            Mode::Drain => "DRAIN",
-            Mode::ProbeBw => "PROBE_BW",
-            Mode::ProbeRtt => "PROBE_RTT",
-        }
-    }
-}
 
 /// What Linux reports through inet_diag (`struct tcp_bbr_info`, `ss -ti`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -124,6 +124,7 @@ mod startup;
 #[cfg(test)]
 mod harness;
 
+pub use super::bbr_common::Mode;
 use super::bbr_common::{
     self as common, jiffies32, AckAggregation, Pacing, BBR_SCALE, BBR_UNIT, BW_SCALE,
     GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, SK_PACING_SHIFT,
@@ -226,15 +227,6 @@ pub const BW_PROBE_BASE_US: u32 = 2_000_000;
 const BW_PROBE_RAND_US: u32 = 1_000_000;
 /// Take the app-limited fast path when nothing can change.
 const FAST_PATH: bool = true;
-
-/// BBR's operating mode (`enum bbr_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
 
 /// The PROBE_BW phase (`enum bbr_pacing_gain_phase`, the kernel's `cycle_idx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -560,9 +552,7 @@ impl Bbr3 {
     /// `bbr_get_phase()` as a name.
     fn mode_str(&self) -> &'static str {
         match self.mode {
-            Mode::Startup => "STARTUP",
-            Mode::Drain => "DRAIN",
-            Mode::ProbeRtt => "PROBE_RTT",
+            Mode::Startup | Mode::Drain | Mode::ProbeRtt => self.mode.name(),
             Mode::ProbeBw => match self.cycle_idx {
                 Phase::Up => "PROBE_BW_UP",
                 Phase::Down => "PROBE_BW_DOWN",
