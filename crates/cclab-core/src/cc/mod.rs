@@ -38,10 +38,13 @@
 
 pub mod bbr;
 pub mod bbr3;
+pub mod bbr_common;
 pub mod cubic;
 pub mod dctcp;
 pub mod registry;
 pub mod reno;
+#[cfg(test)]
+pub(crate) mod testpath;
 
 pub use registry::{by_name, find, Controller, Param, ParamKind, ParamValue, Params};
 

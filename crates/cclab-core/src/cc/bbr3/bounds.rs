@@ -16,11 +16,10 @@
 //! * ACK aggregation (`extra_acked`), as in version 1 but applied from the start, with
 //!   one-round slots in STARTUP.
 
-use super::super::bbr::stamp_us_delta;
+use super::super::bbr_common::EXTRA_ACKED_WIN_RTTS;
 use super::{
-    Bbr3, Mode, Phase, ACK_EPOCH_ACKED_RESET_THRESH, BBR_SCALE, BBR_UNIT, BETA, BW_UNIT,
-    CWND_MIN_TARGET, ECN_ALPHA_GAIN, ECN_FACTOR, ECN_MAX_RTT_US, ECN_THRESH, EXTRA_ACKED_GAIN,
-    EXTRA_ACKED_MAX_US, EXTRA_ACKED_WIN_RTTS, INFLIGHT_HEADROOM, LOSS_THRESH,
+    Bbr3, Mode, Phase, BBR_SCALE, BBR_UNIT, BETA, CWND_MIN_TARGET, ECN_ALPHA_GAIN, ECN_FACTOR,
+    ECN_MAX_RTT_US, ECN_THRESH, INFLIGHT_HEADROOM, LOSS_THRESH,
 };
 use crate::cc::{RateSample, TcpState};
 use crate::rate::TxRecord;
@@ -63,7 +62,7 @@ impl Bbr3 {
 
     /// `bbr_extra_acked()`.
     pub(super) fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+        self.ack_aggr.extra_acked()
     }
 
     /// `bbr_take_max_bw_sample()`.
@@ -353,52 +352,18 @@ impl Bbr3 {
     /// `bbr_update_ack_aggregation()`: as version 1, but the slots turn every round until
     /// the pipe is full.
     pub(super) fn update_ack_aggregation(&mut self, tp: &TcpState, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0
-        {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            let thresh = if self.full_bw_reached {
-                EXTRA_ACKED_WIN_RTTS
-            } else {
-                1
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx = if self.extra_acked_win_idx != 0 { 0 } else { 1 };
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = stamp_us_delta(tp.delivered_mstamp_us, self.ack_epoch_mstamp);
-        let mut expected_acked = ((self.bw() as u64 * epoch_us as u64) / BW_UNIT) as u32;
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked.wrapping_add(rs.acked_sacked) >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = tp.delivered_mstamp_us;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .wrapping_add(rs.acked_sacked)
-            .min(0xFFFFF);
-        let extra = self
-            .ack_epoch_acked
-            .wrapping_sub(expected_acked)
-            .min(tp.snd_cwnd);
-        if extra > self.extra_acked[self.extra_acked_win_idx] as u32 {
-            self.extra_acked[self.extra_acked_win_idx] = extra as u16;
-        }
+        let thresh = if self.full_bw_reached {
+            EXTRA_ACKED_WIN_RTTS
+        } else {
+            1
+        };
+        let bw = self.bw();
+        self.ack_aggr.update(tp, rs, bw, self.round_start, thresh);
     }
 
     /// `bbr_ack_aggregation_cwnd()`: the aggregation allowance, at most 100 ms of bw.
     pub(super) fn ack_aggregation_cwnd(&self) -> u32 {
-        if EXTRA_ACKED_GAIN == 0 {
-            return 0;
-        }
-        let max_aggr_cwnd = ((self.bw() as u64 * EXTRA_ACKED_MAX_US) / BW_UNIT) as u32;
-        ((EXTRA_ACKED_GAIN * self.extra_acked()) >> BBR_SCALE).min(max_aggr_cwnd)
+        self.ack_aggr.cwnd(self.bw())
     }
 }
 
@@ -710,7 +675,7 @@ mod tests {
         // In STARTUP the slot turns every round.
         cc.round_start = true;
         cc.update_ack_aggregation(&tp, &rs);
-        assert_eq!(cc.extra_acked_win_idx, 1);
+        assert_eq!(cc.ack_aggr.win_idx, 1);
     }
 
     #[test]

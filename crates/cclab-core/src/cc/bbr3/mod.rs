@@ -97,7 +97,7 @@
 //!   receive none, so it is left out.
 //! * `bbr_tso_segs()` is given `GSO_LEGACY_MAX_SIZE` where the kernel passes the device's
 //!   `sk_gso_max_size` (the same value for the lab's devices), and `tp.mss` for `mss_now`.
-//!   `MAX_TCP_HEADER` is version 1's [`super::bbr::MAX_TCP_HEADER`].
+//!   `MAX_TCP_HEADER` is version 1's, [`super::bbr_common::MAX_TCP_HEADER`].
 //! * A TLP-repaired loss (`bbr_run_loss_probe_recovery()`) takes its app-limited flag from
 //!   `tp.app_limited` at that moment, as the sender does not record
 //!   `tp->tlp_orig_data_app_limited` (whether the probed segment was first sent app-limited).
@@ -124,9 +124,10 @@ mod startup;
 #[cfg(test)]
 mod harness;
 
-use super::bbr::{
-    edt_ns, jiffies32, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER,
-    SK_PACING_SHIFT,
+pub use super::bbr_common::Mode;
+use super::bbr_common::{
+    self as common, jiffies32, AckAggregation, Pacing, BBR_SCALE, BBR_UNIT, BW_SCALE,
+    GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, SK_PACING_SHIFT,
 };
 use super::{
     CaEvent, CaState, CongestionControl, Controller, Param, ParamKind, ParamValue, Params,
@@ -169,10 +170,13 @@ const PROBE_RTT_WIN_MS: u32 = 5000;
 pub const PROBE_RTT_CWND_GAIN: u32 = BBR_UNIT / 2;
 /// The RTT-based TSO allowance halves for every 2^9 us of min_rtt.
 const TSO_RTT_SHIFT: u32 = 9;
-/// Pacing is this many percent under the bandwidth.
-const PACING_MARGIN_PERCENT: u64 = 1;
 /// STARTUP pacing gain, 4 ln 2 ~ 2.77: 256 * 277 / 100 + 1 = 710.
 pub const STARTUP_PACING_GAIN: u32 = BBR_UNIT * 277 / 100 + 1;
+/// Pacing rates: the initial one at the STARTUP gain, at least 1 byte/s.
+const PACING: Pacing = Pacing {
+    startup_gain: STARTUP_PACING_GAIN,
+    floor: 1,
+};
 /// STARTUP (and DRAIN) cwnd gain, 2.0.
 pub const STARTUP_CWND_GAIN: u32 = BBR_UNIT * 2;
 /// DRAIN pacing gain, 1/2.885: 88.
@@ -187,14 +191,6 @@ pub const CWND_MIN_TARGET: u32 = 4;
 const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
 /// ...and this many rounds without such growth mean the pipe is full.
 const FULL_BW_CNT: u32 = 3;
-/// Gain on the ACK-aggregation allowance (1.0).
-const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
-/// Rounds per extra_acked slot (one round in STARTUP).
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-/// An aggregation epoch restarts after this many packets.
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-/// The aggregation allowance is at most bw times this (100 ms).
-const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// ECN logic only on paths whose min_rtt is at most this, us.
 const ECN_MAX_RTT_US: u32 = 5000;
 /// Multiplicative cut of the lower bounds per lossy round: 0.3 (76), i.e. to 180/256 ~ 0.7.
@@ -231,15 +227,6 @@ pub const BW_PROBE_BASE_US: u32 = 2_000_000;
 const BW_PROBE_RAND_US: u32 = 1_000_000;
 /// Take the app-limited fast path when nothing can change.
 const FAST_PATH: bool = true;
-
-/// BBR's operating mode (`enum bbr_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
 
 /// The PROBE_BW phase (`enum bbr_pacing_gain_phase`, the kernel's `cycle_idx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -347,11 +334,7 @@ pub struct Bbr3 {
     loss_events_in_round: u32,
 
     // ---- ACK aggregation ----
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    ack_aggr: AckAggregation,
 
     // ---- the model's bounds ----
     /// Max bw of the previous and the current probing cycle.
@@ -409,12 +392,7 @@ pub struct Bbr3 {
 /// `bbr_rate_bytes_per_sec()`: scaled bw times gain in bytes per second, `margin` percent
 /// under, at least 1. Multiplication order as the kernel's, to stay within 64 bits.
 fn rate_bytes_per_sec(tp: &TcpState, rate: u64, gain: u32, margin: u64) -> u64 {
-    let mut rate = rate.wrapping_mul(tp.mss as u64);
-    rate = rate.wrapping_mul(gain as u64);
-    rate >>= BBR_SCALE;
-    rate = rate.wrapping_mul(1_000_000 / 100 * (100 - margin));
-    rate >>= BW_SCALE;
-    rate.max(1)
+    common::rate_bytes_per_sec(tp, rate, gain, margin).max(1)
 }
 
 /// `bbr_bw_bytes_per_sec()`: no gain, no margin.
@@ -424,7 +402,7 @@ fn bw_bytes_per_sec(tp: &TcpState, bw: u32) -> u64 {
 
 /// `bbr_bw_to_pacing_rate()`: with the 1% margin, capped by `max_pacing_rate`.
 pub fn bw_to_pacing_rate(tp: &TcpState, bw: u32, gain: u32) -> u64 {
-    rate_bytes_per_sec(tp, bw as u64, gain, PACING_MARGIN_PERCENT).min(tp.max_pacing_rate)
+    PACING.bw_to_pacing_rate(tp, bw, gain)
 }
 
 /// `bbr_calculate_bw_sample()`: delivered / interval in pkts/us << 24, rounded up so that a
@@ -471,11 +449,7 @@ impl Bbr3 {
             full_bw: 0,
             startup_ecn_rounds: 0,
             loss_events_in_round: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            ack_aggr: AckAggregation::default(),
             bw_hi: [0; 2],
             bw_lo: 0,
             inflight_hi: 0,
@@ -578,9 +552,7 @@ impl Bbr3 {
     /// `bbr_get_phase()` as a name.
     fn mode_str(&self) -> &'static str {
         match self.mode {
-            Mode::Startup => "STARTUP",
-            Mode::Drain => "DRAIN",
-            Mode::ProbeRtt => "PROBE_RTT",
+            Mode::Startup | Mode::Drain | Mode::ProbeRtt => self.mode.name(),
             Mode::ProbeBw => match self.cycle_idx {
                 Phase::Up => "PROBE_BW_UP",
                 Phase::Down => "PROBE_BW_DOWN",
@@ -595,26 +567,12 @@ impl Bbr3 {
     /// `bbr_init_pacing_rate_from_rtt()`: before any bw sample, STARTUP's gain times cwnd
     /// per srtt (1 ms without an RTT sample).
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
-        let rtt_us = if tp.srtt_us != 0 {
-            self.has_seen_rtt = true;
-            tp.srtt_us.max(1)
-        } else {
-            1000
-        };
-        let bw = (tp.snd_cwnd as u64 * BW_UNIT) / rtt_us as u64;
-        // The kernel passes this u64 to a u32 parameter.
-        tp.pacing_rate = bw_to_pacing_rate(tp, bw as u32, STARTUP_PACING_GAIN);
+        PACING.init_from_rtt(tp, &mut self.has_seen_rtt);
     }
 
     /// `bbr_set_pacing_rate()`: until the pipe is full the rate only goes up.
     fn set_pacing_rate(&mut self, tp: &mut TcpState, bw: u32, gain: u32) {
-        let rate = bw_to_pacing_rate(tp, bw, gain);
-        if !self.has_seen_rtt && tp.srtt_us != 0 {
-            self.init_pacing_rate_from_rtt(tp);
-        }
-        if self.full_bw_reached || rate > tp.pacing_rate {
-            tp.pacing_rate = rate;
-        }
+        PACING.set(tp, &mut self.has_seen_rtt, self.full_bw_reached, bw, gain);
     }
 
     /// `bbr_tso_segs_generic()`: about 1 ms of data at the pacing rate, plus 64 KB halved for
@@ -641,22 +599,18 @@ impl Bbr3 {
     /// `bbr_save_cwnd()`: keep the larger of the saved and current cwnd while recovery or
     /// PROBE_RTT has cut it.
     fn save_cwnd(&mut self, tp: &TcpState) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = tp.snd_cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(tp.snd_cwnd);
-        }
+        let reduced = self.prev_ca_state >= CaState::Recovery || self.mode == Mode::ProbeRtt;
+        self.prior_cwnd = common::save_cwnd(self.prior_cwnd, tp.snd_cwnd, reduced);
     }
 
     /// `bbr_bdp()`: ceil(bw * min_rtt * gain) packets; the initial cwnd before any RTT.
+    /// (The kernel's `DIV_ROUND_UP_ULL` equals [`common::bdp`]'s `div_ceil`: the value shifted
+    /// down by `BBR_SCALE` is below 2^56, so adding `BW_UNIT - 1` cannot wrap.)
     pub fn bdp(&self, bw: u32, gain: u32) -> u32 {
         if self.min_rtt_us == u32::MAX {
             return self.init_cwnd;
         }
-        let w = bw as u64 * self.min_rtt_us as u64;
-        // Remove the gain's scale, then divide out BW_UNIT rounding up (rounding down would
-        // shrink the estimate round after round).
-        ((w.wrapping_mul(gain as u64) >> BBR_SCALE).wrapping_add(BW_UNIT - 1) / BW_UNIT) as u32
+        common::bdp(bw, self.min_rtt_us, gain)
     }
 
     /// `bbr_quantization_budget()`: at least three TSO bursts and the minimum cwnd; two more
@@ -677,15 +631,9 @@ impl Bbr3 {
 
     /// `bbr_packets_in_net_at_edt()` (the departure time is now, see the module docs).
     fn packets_in_net_at_edt(&self, tp: &TcpState, inflight_now: u32) -> u32 {
-        let now_ns = tp.now_ns;
-        let edt = edt_ns(tp).max(now_ns);
-        let interval_us = (edt - now_ns) / 1000;
-        let interval_delivered = ((self.bw() as u64 * interval_us) >> BW_SCALE) as u32;
-        let mut inflight_at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            inflight_at_edt = inflight_at_edt.wrapping_add(self.tso_segs_goal(tp));
-        }
-        inflight_at_edt.saturating_sub(interval_delivered)
+        common::packets_in_net_at_edt(tp, self.bw(), self.pacing_gain, inflight_now, || {
+            self.tso_segs_goal(tp)
+        })
     }
 
     /// `bbr_target_inflight()`: the BDP, unless congestion has cut cwnd below it.
@@ -842,11 +790,7 @@ impl CongestionControl for Bbr3 {
         self.cycle_idx = Phase::Up;
         self.mode = Mode::Startup;
 
-        self.ack_epoch_mstamp = tp.now_us;
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.ack_aggr.reset(tp.now_us);
 
         self.try_fast_path = false;
 
@@ -926,8 +870,7 @@ impl CongestionControl for Bbr3 {
                     return;
                 }
                 self.idle_restart = true;
-                self.ack_epoch_mstamp = tp.now_us;
-                self.ack_epoch_acked = 0;
+                self.ack_aggr.restart_epoch(tp.now_us);
                 // Restarting app-limited: no need to go faster than the estimate.
                 if self.mode == Mode::ProbeBw {
                     let bw = self.bw();
@@ -987,8 +930,7 @@ impl CongestionControl for Bbr3 {
     /// bandwidth model, count the pipe as filled (STARTUP ends; DRAIN and PROBE_BW follow)
     /// and open cwnd to its PROBE_BW target at once.
     fn jump_start(&mut self, tp: &mut TcpState, bw: u64, _min_rtt_us: u32) {
-        let per_us = ((bw as u128) << BW_SCALE) / (tp.mss.max(1) as u128 * 1_000_000);
-        let per_us = per_us.min(u32::MAX as u128) as u32;
+        let per_us = common::bw_from_bytes_per_sec(bw, tp.mss);
         if per_us <= self.max_bw() {
             return;
         }

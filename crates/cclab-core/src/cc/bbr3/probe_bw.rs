@@ -21,7 +21,7 @@
 //! The ACK phase tracks which ACKs carry the probe's feedback; when the last of them has come
 //! back (the first round end after DOWN started), the `bw_hi` filter moves to a new cycle.
 
-use super::super::bbr::stamp_us_delta;
+use super::super::bbr_common::stamp_us_delta;
 use super::{
     AckPhase, Bbr3, Mode, Phase, BBR_SCALE, BBR_UNIT, BW_PROBE_BASE_US, BW_PROBE_MAX_ROUNDS,
     BW_PROBE_RAND_ROUNDS, BW_PROBE_RAND_US, ECN_REPROBE_GAIN,

@@ -10,7 +10,7 @@
 //! (with the lower bounds reset and a fresh probe wait), or to STARTUP if the pipe was never
 //! filled.
 
-use super::super::bbr::{after32, jiffies32, msecs_to_jiffies};
+use super::super::bbr_common::{after32, jiffies32, msecs_to_jiffies};
 use super::{
     AckPhase, Bbr3, Mode, CWND_MIN_TARGET, MIN_RTT_WIN_SEC, PROBE_RTT_CWND_GAIN, PROBE_RTT_MODE_MS,
     PROBE_RTT_WIN_MS,
