@@ -22,6 +22,24 @@ pub(super) type TraceCache =
     std::cell::RefCell<Vec<(std::path::PathBuf, std::sync::Arc<cclab_path::TraceDesc>)>>;
 
 impl ScenarioFile {
+    /// The value of `key` in `section` at the matrix point `pick` describes, read as the key's
+    /// kind, with its node; `None` when the point does not set the key.
+    fn value_at<'a>(
+        &'a self,
+        ctx: &Ctx<'_>,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+        section: Section,
+        key: &str,
+    ) -> Result<Option<(Val, &'a Node)>, ScenarioError> {
+        let Some(n) = pick(section, key) else {
+            return Ok(None);
+        };
+        let kind = key_kind(section, key, &self.catalog).unwrap_or(Kind::Description);
+        let v = parse_val(kind, &n.v, &self.catalog)
+            .map_err(|(k, m)| ctx.err(k, &n.loc, Some(qualified(section, key)), Some(&n.v), m))?;
+        Ok(Some((v, n)))
+    }
+
     /// Builds one concrete scenario from scalar picks.
     pub(super) fn build<'a>(
         &'a self,
@@ -30,16 +48,7 @@ impl ScenarioFile {
         reference: Option<std::sync::Arc<Value>>,
         traces: &TraceCache,
     ) -> Result<Scenario, ScenarioError> {
-        let get = |section: Section, key: &str| -> Result<Option<(Val, &Node)>, ScenarioError> {
-            let Some(n) = pick(section, key) else {
-                return Ok(None);
-            };
-            let kind = key_kind(section, key, &self.catalog).unwrap_or(Kind::Description);
-            let v = parse_val(kind, &n.v, &self.catalog).map_err(|(k, m)| {
-                ctx.err(k, &n.loc, Some(qualified(section, key)), Some(&n.v), m)
-            })?;
-            Ok(Some((v, n)))
-        };
+        let get = |section: Section, key: &str| self.value_at(ctx, pick, section, key);
         let s = |v: Option<(Val, &Node)>| match v {
             Some((Val::Str(s), _)) => Some(s),
             _ => None,
@@ -331,13 +340,7 @@ impl ScenarioFile {
         use cclab_path::{AqmDesc, CodelParams, FqCodelParams, PieParams};
         let sa = Section::LinkSub(Sub::Aqm);
         let val = |section: Section, key: &str| -> Result<Option<Val>, ScenarioError> {
-            let Some(n) = pick(section, key) else {
-                return Ok(None);
-            };
-            let kind = key_kind(section, key, &self.catalog).unwrap_or(Kind::Description);
-            parse_val(kind, &n.v, &self.catalog)
-                .map(Some)
-                .map_err(|(k, m)| ctx.err(k, &n.loc, Some(qualified(section, key)), Some(&n.v), m))
+            Ok(self.value_at(ctx, pick, section, key)?.map(|(v, _)| v))
         };
         let name = match pick(Section::Link, "aqm").map(|n| &n.v) {
             None => return Ok(AqmDesc::DropTail),

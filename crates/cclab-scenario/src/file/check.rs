@@ -46,30 +46,11 @@ impl ScenarioFile {
                 "missing required table [link] (with at least rate and rtt)",
             )
         })?;
-        let RawV::Table(lt) = &link.node.v else {
-            return Err(ctx.err(
-                ErrorKind::WrongType,
-                &link.node.loc,
-                Some("link".into()),
-                Some(&link.node.v),
-                format!(
-                    "expected a table ([link]), found {}",
-                    link.node.v.type_name()
-                ),
-            ));
-        };
+        let lt = top_table(&ctx, link)?;
         check_table(&ctx, Section::Link, lt, &link.node.loc)?;
         // [hosts]
         if let Some(h) = self.root.get("hosts") {
-            let RawV::Table(ht) = &h.node.v else {
-                return Err(ctx.err(
-                    ErrorKind::WrongType,
-                    &h.node.loc,
-                    Some("hosts".into()),
-                    Some(&h.node.v),
-                    format!("expected a table ([hosts]), found {}", h.node.v.type_name()),
-                ));
-            };
+            let ht = top_table(&ctx, h)?;
             check_table(&ctx, Section::Hosts, ht, &h.node.loc)?;
             for (new, old) in [("latency", "host_latency"), ("jitter", "host_jitter")] {
                 if let (Some(e), Some(_)) = (ht.get(new), lt.get(old)) {
@@ -128,18 +109,7 @@ impl ScenarioFile {
         }
         // [reference]
         if let Some(r) = self.root.get("reference") {
-            if !matches!(r.node.v, RawV::Table(_)) {
-                return Err(ctx.err(
-                    ErrorKind::WrongType,
-                    &r.node.loc,
-                    Some("reference".into()),
-                    Some(&r.node.v),
-                    format!(
-                        "expected a table ([reference]), found {}",
-                        r.node.v.type_name()
-                    ),
-                ));
-            }
+            top_table(&ctx, r)?;
         }
         // A bulk flow runs for the whole run, so the run needs a length.
         if self.root.get("duration").is_none() {
@@ -152,6 +122,21 @@ impl ScenarioFile {
             }
         }
         Ok(())
+    }
+}
+
+/// The table of top-level entry `e` (`[link]`, `[hosts]`, `[reference]`), or the error that it
+/// is something else.
+fn top_table<'e>(ctx: &Ctx<'_>, e: &'e Entry) -> Result<&'e Table, ScenarioError> {
+    match &e.node.v {
+        RawV::Table(t) => Ok(t),
+        v => Err(ctx.err(
+            ErrorKind::WrongType,
+            &e.node.loc,
+            Some(e.key.clone()),
+            Some(v),
+            format!("expected a table ([{}]), found {}", e.key, v.type_name()),
+        )),
     }
 }
 

@@ -166,10 +166,7 @@ impl ScenarioFile {
     }
 
     fn link(&self) -> Option<&Table> {
-        match self.root.get("link").map(|e| &e.node.v) {
-            Some(RawV::Table(t)) => Some(t),
-            _ => None,
-        }
+        sub_table(&self.root, "link")
     }
 
     fn flow(&self, i: usize) -> Option<&Table> {
@@ -182,27 +179,14 @@ impl ScenarioFile {
         }
     }
 
-    fn table(&self, key: &str) -> Option<&Table> {
-        match self.root.get(key).map(|e| &e.node.v) {
-            Some(RawV::Table(t)) => Some(t),
-            _ => None,
-        }
-    }
-
     fn section(&self, s: Section) -> Option<&Table> {
         match s {
             Section::Top => Some(&self.root),
             Section::Link => self.link(),
-            Section::Hosts => self.table("hosts"),
+            Section::Hosts => sub_table(&self.root, "hosts"),
             Section::Flow(i) => self.flow(i),
-            Section::CcParams(i) => match self.flow(i)?.get(CC_PARAMS).map(|e| &e.node.v) {
-                Some(RawV::Table(t)) => Some(t),
-                _ => None,
-            },
-            Section::LinkSub(sub) => match self.link()?.get(sub.key()).map(|e| &e.node.v) {
-                Some(RawV::Table(t)) => Some(t),
-                _ => None,
-            },
+            Section::CcParams(i) => sub_table(self.flow(i)?, CC_PARAMS),
+            Section::LinkSub(sub) => sub_table(self.link()?, sub.key()),
         }
     }
 
@@ -231,6 +215,14 @@ impl ScenarioFile {
                 }
             }
         }
+    }
+}
+
+/// The table `key` of `t`, if it is one.
+fn sub_table<'t>(t: &'t Table, key: &str) -> Option<&'t Table> {
+    match t.get(key).map(|e| &e.node.v) {
+        Some(RawV::Table(t)) => Some(t),
+        _ => None,
     }
 }
 
