@@ -14,7 +14,7 @@ use crate::raw::{Loc, Node, RawV};
 use crate::units::{self, Buffer};
 
 /// The largest trace file `link.trace` reads, bytes (a 10 Gbit/s trace of 10 minutes).
-pub(super) const MAX_TRACE_BYTES: u64 = 256 << 20;
+const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 /// The traces one `expand` has read, by path: each file is read and parsed once, and every
 /// matrix point that runs it shares the one copy.

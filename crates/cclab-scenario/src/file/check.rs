@@ -141,7 +141,7 @@ fn top_table<'e>(ctx: &Ctx<'_>, e: &'e Entry) -> Result<&'e Table, ScenarioError
 }
 
 /// Checks the keys of `[link]`, `[hosts]` or one `[[flows]]` group and their values.
-pub(super) fn check_table(
+fn check_table(
     ctx: &Ctx<'_>,
     section: Section,
     t: &Table,
@@ -210,7 +210,7 @@ pub(super) fn check_table(
 /// Checks that each parameter of a `[link.aqm]` table is one its discipline takes, or, when the
 /// table sweeps `kind`, one that at least one of its disciplines takes (each run takes its own).
 /// It depends on the file alone, so it is checked once, not at every matrix point.
-pub(super) fn check_aqm_params(ctx: &Ctx<'_>, t: &Table) -> Result<(), ScenarioError> {
+fn check_aqm_params(ctx: &Ctx<'_>, t: &Table) -> Result<(), ScenarioError> {
     let sa = Section::LinkSub(Sub::Aqm);
     let name = |n: &Node| match parse_val(Kind::AqmName, &n.v, ctx.cat) {
         Ok(Val::Str(s)) => Some(s),
@@ -299,7 +299,7 @@ pub(super) fn group_ccs<'c>(cat: &'c CcCatalog, group: &Table) -> Vec<&'c CcEntr
 /// Checks `cc_params` of flow group `i`: a table whose every key is a parameter of at least
 /// one of the group's controllers (a group that sweeps `cc` may set the parameters of any of
 /// them; each run applies those of its own controller).
-pub(super) fn check_cc_params(
+fn check_cc_params(
     ctx: &Ctx<'_>,
     i: usize,
     group: &Table,
@@ -378,7 +378,7 @@ pub(super) fn check_cc_params(
 }
 
 /// Checks one value, or each element of a list.
-pub(super) fn check_value(
+fn check_value(
     ctx: &Ctx<'_>,
     section: Section,
     key: &str,

@@ -36,7 +36,7 @@ impl MatrixPoint {
 }
 
 /// One swept key: where it is and how many values it has.
-pub(super) struct Axis {
+struct Axis {
     section: Section,
     key: &'static str,
     kind: Kind,
@@ -251,7 +251,7 @@ impl ScenarioFile {
     }
 }
 
-pub(super) fn param_name(section: Section, key: &str, single_group: bool) -> String {
+fn param_name(section: Section, key: &str, single_group: bool) -> String {
     match section {
         Section::Flow(_) if single_group => format!("flows.{key}"),
         Section::CcParams(_) if single_group => format!("flows.{CC_PARAMS}.{key}"),
@@ -259,7 +259,7 @@ pub(super) fn param_name(section: Section, key: &str, single_group: bool) -> Str
     }
 }
 
-pub(super) fn label_of(params: &Map<String, Value>) -> String {
+fn label_of(params: &Map<String, Value>) -> String {
     params
         .iter()
         .map(|(k, v)| match v {

@@ -227,7 +227,7 @@ impl ScenarioFile {
 
 /// Reads the value of a `--set`: TOML if it parses; otherwise a bare string, or a list of bare
 /// words and TOML values (`[cubic, bbr]`, `[0, 1%]`).
-pub(super) fn parse_override_value(value: &str, loc: &Loc) -> Result<Node, String> {
+fn parse_override_value(value: &str, loc: &Loc) -> Result<Node, String> {
     let one = |text: &str| -> Result<Node, String> {
         match DeValue::parse(text) {
             Ok(v) => raw::convert(&v, &|_| loc.clone()).map_err(|(_, m)| m),

@@ -5,6 +5,7 @@ use cclab_core::cc::Param;
 
 use crate::model::CcCatalog;
 
+/// The kind of value a key holds: how [`super::value::parse_val`] reads it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Kind {
     Name,

@@ -22,7 +22,7 @@ pub(super) fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 /// All keys with their qualified names and the section they belong to.
-pub(super) fn all_keys() -> Vec<(&'static str, String)> {
+fn all_keys() -> Vec<(&'static str, String)> {
     let mut v: Vec<(&str, String)> = Vec::new();
     for (k, _) in TOP_SCALARS {
         v.push((k, k.to_string()));

@@ -49,7 +49,7 @@ impl Val {
     }
 }
 
-pub(super) fn int_in(v: &RawV, what: &str, lo: u64, hi: u64) -> Result<u64, (ErrorKind, String)> {
+fn int_in(v: &RawV, what: &str, lo: u64, hi: u64) -> Result<u64, (ErrorKind, String)> {
     match v {
         RawV::Int(n) if *n >= lo as i64 && (*n as u64) <= hi => Ok(*n as u64),
         RawV::Int(_) => Err((
@@ -66,7 +66,7 @@ pub(super) fn int_in(v: &RawV, what: &str, lo: u64, hi: u64) -> Result<u64, (Err
     }
 }
 
-pub(super) fn bare_number_text(v: &RawV) -> Option<String> {
+fn bare_number_text(v: &RawV) -> Option<String> {
     match v {
         RawV::Int(i) => Some(i.to_string()),
         RawV::Float(f) => Some(f.to_string()),
@@ -74,7 +74,7 @@ pub(super) fn bare_number_text(v: &RawV) -> Option<String> {
     }
 }
 
-pub(super) fn time_val(v: &RawV, positive: bool, what: &str) -> Result<u64, (ErrorKind, String)> {
+fn time_val(v: &RawV, positive: bool, what: &str) -> Result<u64, (ErrorKind, String)> {
     let ns = match v {
         RawV::Str(s) => units::parse_time(s).map_err(|m| (ErrorKind::BadValue, m))?,
         RawV::Int(0) => 0,
@@ -380,7 +380,7 @@ pub(super) fn sweeps(kind: Kind, v: &RawV) -> bool {
 }
 
 /// A rate schedule: steps `{at, rate}`, the first at 0, times increasing.
-pub(super) fn schedule_val(v: &RawV) -> Result<Val, (ErrorKind, String)> {
+fn schedule_val(v: &RawV) -> Result<Val, (ErrorKind, String)> {
     use ErrorKind::BadValue;
     let RawV::Array(a) = v else {
         return Err((BadValue, "expected a list of steps".into()));
