@@ -15,12 +15,12 @@ pub fn default_link() -> LinkSpec {
 
 /// A drop-tail path of 1 BDP: `rate_bps`, `rtt_ms`, random loss `loss` (a fraction).
 pub fn link(rate_bps: f64, rtt_ms: f64, loss: f64) -> LinkSpec {
-    LinkSpec {
-        rate_bps: rate_bps as u64,
-        rtt_ns: (rtt_ms * 1e6) as u64,
-        loss,
-        ..Default::default()
-    }
+    let mut link = LinkSpec::default();
+    // Whole bits per second, as a scenario's rate.
+    link.path.rate_bps = (rate_bps as u64) as f64;
+    link.path.rtt_ns = (rtt_ms * 1e6) as u64;
+    link.path.loss = loss;
+    link
 }
 
 /// The lab over `link` (sender namespace: [`addr::SENDER`]; receiver: `addr::receiver(0)`).
@@ -35,7 +35,7 @@ pub fn make_lab(link: &LinkSpec) -> Result<lab::Lab, String> {
                 flow_group: vec![],
                 timing: o.timing,
                 realtime: false,
-                mode: cclab_kernel::auto_mode(link.rate_bps as f64),
+                mode: cclab_kernel::auto_mode(link.path.rate_bps),
                 pin: true,
                 mss: 1448,
                 bin_ns: 100_000_000,

@@ -166,8 +166,8 @@ impl ScenarioFile {
                 burst_bytes: burst,
             }))
         };
-        let link = LinkSpec {
-            rate_bps,
+        let path = cclab_path::LinkDesc {
+            rate_bps: rate_bps as f64,
             rate_varies,
             aqm: self.aqm(ctx, pick)?,
             policer: bucket(Sub::Policer)?,
@@ -180,13 +180,14 @@ impl ScenarioFile {
             reorder: b(get(sl, "reorder")?).unwrap_or(false),
             ack_aggregation_ns: n(get(sl, "ack_aggregation")?).unwrap_or(0),
             rtt_ns: n(get(sl, "rtt")?).ok_or_else(|| missing(sl, "rtt"))?,
-            buffer,
             loss: p(get(sl, "loss")?).unwrap_or(0.0),
             loss_burst: p(get(sl, "loss_burst")?).unwrap_or(1.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
-            mss,
             ecn_threshold_ns: n(get(sl, "ecn_threshold")?),
+            // Not read: `buffer` is the buffer (`LinkSpec::desc` resolves it).
+            ..cclab_path::LinkDesc::default()
         };
+        let link = LinkSpec { path, buffer, mss };
         let sh = Section::Hosts;
         let wake_ns = n(get(sh, "wake")?).unwrap_or(DEFAULT_WAKE_NS);
         // A profile is where the TCP settings start; the keys given override it.
@@ -242,7 +243,8 @@ impl ScenarioFile {
                 e,
             ));
         }
-        if link.loss_burst > 1.0 && cclab_path::gilbert_to_bad(link.loss, link.loss_burst) > 1.0 {
+        let (loss, loss_burst) = (link.path.loss, link.path.loss_burst);
+        if loss_burst > 1.0 && cclab_path::gilbert_to_bad(loss, loss_burst) > 1.0 {
             return Err(ctx.err(
                 ErrorKind::Inconsistent,
                 &self.section_loc(sl),
@@ -250,9 +252,9 @@ impl ScenarioFile {
                 None,
                 format!(
                     "a mean loss of {}% in bursts of {} packets is impossible: the bursts would have to overlap (use loss_burst >= {:.2})",
-                    link.loss * 100.0,
-                    link.loss_burst,
-                    link.loss / (1.0 - link.loss)
+                    loss * 100.0,
+                    loss_burst,
+                    loss / (1.0 - loss)
                 ),
             ));
         }

@@ -299,12 +299,7 @@ pub(super) fn group_ccs<'c>(cat: &'c CcCatalog, group: &Table) -> Vec<&'c CcEntr
 /// Checks `cc_params` of flow group `i`: a table whose every key is a parameter of at least
 /// one of the group's controllers (a group that sweeps `cc` may set the parameters of any of
 /// them; each run applies those of its own controller).
-fn check_cc_params(
-    ctx: &Ctx<'_>,
-    i: usize,
-    group: &Table,
-    e: &Entry,
-) -> Result<(), ScenarioError> {
+fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry) -> Result<(), ScenarioError> {
     let RawV::Table(pt) = &e.node.v else {
         return Err(ctx.err(
             ErrorKind::WrongType,
