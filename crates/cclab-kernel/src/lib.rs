@@ -117,10 +117,11 @@ pub fn auto_mode(rate_bps: f64) -> ElementMode {
 /// whenever loss is drawn per GSO packet (`link.loss_unit = "gso"`: the element must see
 /// the sender's GSO packets to draw once for each).
 pub fn mode_for(link: &cclab_scenario::LinkSpec) -> ElementMode {
-    if link.loss_unit == cclab_path::LossUnit::Gso && link.loss > 0.0 {
+    let path = &link.path;
+    if path.loss_unit == cclab_path::LossUnit::Gso && path.loss > 0.0 {
         ElementMode::Gso
     } else {
-        auto_mode(link.rate_bps as f64)
+        auto_mode(path.rate_bps)
     }
 }
 

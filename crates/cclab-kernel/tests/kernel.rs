@@ -61,15 +61,17 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
         duration_ns: Some((secs * 1e9) as u64),
         seed: 1,
         link: LinkSpec {
-            rate_bps: rate as u64,
-            rtt_ns: (rtt_ms * 1e6) as u64,
+            path: cclab_path::LinkDesc {
+                rate_bps: (rate as u64) as f64,
+                rtt_ns: (rtt_ms * 1e6) as u64,
+                loss,
+                ack_loss: 0.0,
+                ecn_threshold_ns: None,
+                loss_burst: 1.0,
+                ..Default::default()
+            },
             buffer: Buffer::Bdp(bdp),
-            loss,
-            ack_loss: 0.0,
-            ecn_threshold_ns: None,
-            loss_burst: 1.0,
             mss: 1448,
-            ..LinkSpec::default()
         },
         hosts: Default::default(),
         flows: vec![FlowSpec {
@@ -739,7 +741,7 @@ fn path_elements_run_in_the_tun_element() {
     let opts = KernelOptions::default();
     // CoDel at 50 Mbit/s x 20 ms with a 4 BDP limit: the queue stays near the target.
     let mut sc = scenario(50e6, 20.0, 4.0, 0.0, "cubic", 4.0);
-    sc.link.aqm = cclab_path::AqmDesc::Codel(Default::default());
+    sc.link.path.aqm = cclab_path::AqmDesc::Codel(Default::default());
     let r = run_scenario(&sc, &opts).unwrap();
     let q = &r.link.elements["data.queue"];
     eprintln!("codel: {q:?}, queue {:?}", r.link.queue_delay_ms);
@@ -757,7 +759,7 @@ fn path_elements_run_in_the_tun_element() {
 
     // A policer: what passes is about its rate; the rest is dropped and counted.
     let mut sc = scenario(50e6, 20.0, 1.0, 0.0, "cubic", 4.0);
-    sc.link.policer = Some(cclab_path::TokenBucket {
+    sc.link.path.policer = Some(cclab_path::TokenBucket {
         rate_bps: 5e6,
         burst_bytes: 64 * 1024,
     });
@@ -769,7 +771,7 @@ fn path_elements_run_in_the_tun_element() {
 
     // A schedule: 40 Mbit/s, then 10 Mbit/s from 2 s; the series carries the capacity.
     let mut sc = scenario(40e6, 20.0, 1.0, 0.0, "cubic", 4.0);
-    sc.link.rate_varies =
+    sc.link.path.rate_varies =
         Some(cclab_path::RateDesc::schedule(vec![(0, 40e6), (2_000_000_000, 10e6)]).unwrap());
     let r = run_scenario(&sc, &opts).unwrap();
     let s = r.series.as_ref().unwrap();
@@ -787,9 +789,9 @@ fn path_elements_run_in_the_tun_element() {
 
     // Jitter (5 ms, reordering) and ACK aggregation (4 ms) add delay; nothing is lost.
     let mut sc = scenario(20e6, 20.0, 1.0, 0.0, "cubic", 3.0);
-    sc.link.jitter_ns = 5_000_000;
-    sc.link.reorder = true;
-    sc.link.ack_aggregation_ns = 4_000_000;
+    sc.link.path.jitter_ns = 5_000_000;
+    sc.link.path.reorder = true;
+    sc.link.path.ack_aggregation_ns = 4_000_000;
     let r = run_scenario(&sc, &opts).unwrap();
     let rtt = &r.flows[0].rtt_ms;
     eprintln!(

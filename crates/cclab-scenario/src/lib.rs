@@ -21,7 +21,7 @@
 //! let points = f.expand().unwrap();
 //! assert_eq!(points.len(), 4);
 //! assert_eq!(points[1].label(), "link.loss=0.0,flows.cc=bbr");
-//! assert_eq!(points[3].scenario.link.loss, 0.01);
+//! assert_eq!(points[3].scenario.link.path.loss, 0.01);
 //! ```
 
 // Errors are built once per failed load, so their size does not matter; pub fields keep them

@@ -146,67 +146,29 @@ pub fn socket_buffer_for(bdp: f64, buffer: u64) -> u64 {
     (4.0 * (bdp + buffer.min(1 << 30) as f64)).clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as u64
 }
 
-/// The bottleneck link.
+/// The bottleneck link: the path as every backend's path factory takes it, and what a
+/// `[link]` gives beside it (the buffer as written, the MSS).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
-    /// Bottleneck rate, bits per second (> 0).
-    pub rate_bps: u64,
-    /// Base propagation round-trip time, nanoseconds (> 0).
-    pub rtt_ns: u64,
+    /// The path (`cclab_path::LinkDesc`): rate, base RTT, loss, ECN marking, how the rate
+    /// varies, queue discipline, policer, shaper, jitter, reordering, ACK aggregation. Its
+    /// `rate_bps` is whole bits per second (> 0); with a rate schedule or trace it is the
+    /// nominal rate that buffers in BDP use. Its `buffer_bytes` is not read: the buffer is
+    /// `buffer`, which [`LinkSpec::desc`] resolves on this link.
+    pub path: cclab_path::LinkDesc,
     /// Bottleneck queue capacity.
     pub buffer: Buffer,
-    /// Loss probability on data packets (the long-run rate), in [0, 1).
-    pub loss: f64,
-    /// Mean length of a run of data losses, packets, >= 1 (`link.loss_burst`): 1 is
-    /// independent (Bernoulli) loss, more is Gilbert-Elliott bursts at the same rate.
-    pub loss_burst: f64,
-    /// Bernoulli loss probability on ACKs, in [0, 1).
-    pub ack_loss: f64,
     /// Maximum segment size (payload bytes per packet), in [`MSS_MIN`, `MSS_MAX`].
     pub mss: u32,
-    /// ECN step marking at the bottleneck (`link.ecn_threshold`): ECN-capable packets that
-    /// waited longer than this are marked CE; `None` = no marking (drop-tail only).
-    pub ecn_threshold_ns: Option<u64>,
-    /// How the rate varies over the run (`link.rate` as a schedule, or `link.trace`); `None`
-    /// = fixed at `rate_bps`. With one, `rate_bps` is the nominal rate that buffers in BDP
-    /// use: a schedule's highest rate, a trace's mean.
-    pub rate_varies: Option<cclab_path::RateDesc>,
-    /// What random data loss draws for (`link.loss_unit`).
-    pub loss_unit: cclab_path::LossUnit,
-    /// The bottleneck's queue discipline (`link.aqm`).
-    pub aqm: cclab_path::AqmDesc,
-    /// A token-bucket policer before the bottleneck (`link.policer`).
-    pub policer: Option<cclab_path::TokenBucket>,
-    /// A token-bucket shaper before the bottleneck (`link.shaper`).
-    pub shaper: Option<cclab_path::TokenBucket>,
-    /// Random extra delay per data packet, uniform in [0, jitter] ns (`link.jitter`).
-    pub jitter_ns: u64,
-    /// Whether jitter may reorder packets (`link.reorder`).
-    pub reorder: bool,
-    /// ACKs released in bursts once per this period, ns (`link.ack_aggregation`); 0 = off.
-    pub ack_aggregation_ns: u64,
 }
 
 impl Default for LinkSpec {
     /// 100 Mbit/s, 20 ms, 1 BDP drop-tail, MSS 1448, nothing else.
     fn default() -> Self {
         LinkSpec {
-            rate_bps: 100_000_000,
-            rtt_ns: 20_000_000,
+            path: cclab_path::LinkDesc::default(),
             buffer: Buffer::Bdp(1.0),
-            loss: 0.0,
-            loss_burst: 1.0,
-            ack_loss: 0.0,
             mss: DEFAULT_MSS,
-            ecn_threshold_ns: None,
-            rate_varies: None,
-            loss_unit: cclab_path::LossUnit::Segment,
-            aqm: cclab_path::AqmDesc::DropTail,
-            policer: None,
-            shaper: None,
-            jitter_ns: 0,
-            reorder: false,
-            ack_aggregation_ns: 0,
         }
     }
 }
@@ -325,7 +287,7 @@ impl LinkSpec {
         let secs = |ns: u64| Value::from(ns as f64 / 1e9);
         let mut v: Vec<(String, Value)> = Vec::new();
         let mut put = |k: &str, x: Value| v.push((k.to_string(), x));
-        match &self.rate_varies {
+        match &self.path.rate_varies {
             Some(RateDesc::Schedule(steps)) => put(
                 "link.rate_schedule",
                 Value::from(
@@ -342,13 +304,13 @@ impl LinkSpec {
         }
         put(
             "link.loss_unit",
-            Value::from(match self.loss_unit {
+            Value::from(match self.path.loss_unit {
                 LossUnit::Segment => "segment",
                 LossUnit::Gso => "gso",
             }),
         );
-        put("link.aqm", Value::from(self.aqm.name()));
-        match &self.aqm {
+        put("link.aqm", Value::from(self.path.aqm.name()));
+        match &self.path.aqm {
             AqmDesc::DropTail => {}
             AqmDesc::Codel(p) => {
                 put("link.aqm.target", secs(p.target_ns));
@@ -377,7 +339,10 @@ impl LinkSpec {
                 );
             }
         }
-        for (name, b) in [("policer", &self.policer), ("shaper", &self.shaper)] {
+        for (name, b) in [
+            ("policer", &self.path.policer),
+            ("shaper", &self.path.shaper),
+        ] {
             match b {
                 Some(b) => {
                     // Whole bit/s, as `link.rate` and the params of a swept rate.
@@ -387,9 +352,9 @@ impl LinkSpec {
                 None => put(&format!("link.{name}"), Value::Null),
             }
         }
-        put("link.jitter", secs(self.jitter_ns));
-        put("link.reorder", Value::from(self.reorder));
-        put("link.ack_aggregation", secs(self.ack_aggregation_ns));
+        put("link.jitter", secs(self.path.jitter_ns));
+        put("link.reorder", Value::from(self.path.reorder));
+        put("link.ack_aggregation", secs(self.path.ack_aggregation_ns));
         v
     }
 
@@ -397,7 +362,7 @@ impl LinkSpec {
     /// what differs from a plain drop-tail link.
     fn path_toml(&self, lt: &mut toml::Table) {
         use cclab_path::{AqmDesc, LossUnit, RateDesc};
-        match &self.rate_varies {
+        match &self.path.rate_varies {
             Some(RateDesc::Schedule(steps)) => {
                 let list: Vec<toml::Value> = steps
                     .iter()
@@ -416,13 +381,13 @@ impl LinkSpec {
             }
             _ => {}
         }
-        if self.loss_unit == LossUnit::Gso {
+        if self.path.loss_unit == LossUnit::Gso {
             lt.insert("loss_unit".into(), "gso".into());
         }
         // The discipline's parameters as path_values lists them: times (seconds) back to
         // time strings, whole numbers and flags as they are.
         let mut at = toml::Table::new();
-        at.insert("kind".into(), self.aqm.name().into());
+        at.insert("kind".into(), self.path.aqm.name().into());
         for (k, v) in self.path_values() {
             let Some(p) = k.strip_prefix("link.aqm.") else {
                 continue;
@@ -437,10 +402,13 @@ impl LinkSpec {
             };
             at.insert(p.into(), tv);
         }
-        if self.aqm != AqmDesc::DropTail {
+        if self.path.aqm != AqmDesc::DropTail {
             lt.insert("aqm".into(), toml::Value::Table(at));
         }
-        for (name, b) in [("policer", &self.policer), ("shaper", &self.shaper)] {
+        for (name, b) in [
+            ("policer", &self.path.policer),
+            ("shaper", &self.path.shaper),
+        ] {
             if let Some(b) = b {
                 let mut t = toml::Table::new();
                 t.insert("rate".into(), fmt_rate(b.rate_bps as u64).into());
@@ -448,16 +416,16 @@ impl LinkSpec {
                 lt.insert(name.into(), toml::Value::Table(t));
             }
         }
-        if self.jitter_ns > 0 {
-            lt.insert("jitter".into(), fmt_time(self.jitter_ns).into());
+        if self.path.jitter_ns > 0 {
+            lt.insert("jitter".into(), fmt_time(self.path.jitter_ns).into());
         }
-        if self.reorder {
+        if self.path.reorder {
             lt.insert("reorder".into(), true.into());
         }
-        if self.ack_aggregation_ns > 0 {
+        if self.path.ack_aggregation_ns > 0 {
             lt.insert(
                 "ack_aggregation".into(),
-                fmt_time(self.ack_aggregation_ns).into(),
+                fmt_time(self.path.ack_aggregation_ns).into(),
             );
         }
     }
@@ -469,7 +437,7 @@ impl LinkSpec {
 
     /// Bandwidth-delay product of the base path, bytes: `rate_bps / 8 * rtt` (rounded).
     pub fn bdp_bytes(&self) -> u64 {
-        (self.rate_bps as f64 / 8.0 * self.rtt_ns as f64 / 1e9).round() as u64
+        (self.path.rate_bps / 8.0 * self.path.rtt_ns as f64 / 1e9).round() as u64
     }
 
     /// The buffer in bytes for this link; see [`Buffer::bytes`].
@@ -478,24 +446,11 @@ impl LinkSpec {
     }
 
     /// The path this link describes, as every backend's path factory takes it
-    /// (`cclab_path::PathDesc`): the one place a `[link]` key becomes a path setting.
+    /// (`cclab_path::PathDesc`): [`LinkSpec::path`] with the buffer resolved in bytes.
     pub fn desc(&self) -> cclab_path::LinkDesc {
         cclab_path::LinkDesc {
-            rate_bps: self.rate_bps as f64,
-            rtt_ns: self.rtt_ns,
             buffer_bytes: self.buffer_bytes(),
-            loss: self.loss,
-            loss_burst: self.loss_burst,
-            ack_loss: self.ack_loss,
-            ecn_threshold_ns: self.ecn_threshold_ns,
-            rate_varies: self.rate_varies.clone(),
-            loss_unit: self.loss_unit,
-            aqm: self.aqm.clone(),
-            policer: self.policer.clone(),
-            shaper: self.shaper.clone(),
-            jitter_ns: self.jitter_ns,
-            reorder: self.reorder,
-            ack_aggregation_ns: self.ack_aggregation_ns,
+            ..self.path.clone()
         }
     }
 }
@@ -534,7 +489,7 @@ pub struct FlowSpec {
     pub start_ns: u64,
     /// Bytes to transfer; `None` = bulk (sends until the run ends).
     pub size_bytes: Option<u64>,
-    /// Extra round-trip time of these flows on top of `link.rtt_ns`, nanoseconds.
+    /// Extra round-trip time of these flows on top of `link.path.rtt_ns`, nanoseconds.
     pub rtt_extra_ns: u64,
     /// Initial congestion window, packets (>= 1).
     pub init_cwnd: u32,
@@ -598,11 +553,11 @@ impl Scenario {
         self.flows.iter().map(|f| f.count as u64).sum()
     }
 
-    /// Round-trip propagation time of a flow of `group`: `link.rtt_ns + rtt_extra_ns`.
+    /// Round-trip propagation time of a flow of `group`: `link.path.rtt_ns + rtt_extra_ns`.
     pub fn flow_rtt_ns(&self, group: usize) -> Option<u64> {
         self.flows
             .get(group)
-            .map(|f| self.link.rtt_ns.saturating_add(f.rtt_extra_ns))
+            .map(|f| self.link.path.rtt_ns.saturating_add(f.rtt_extra_ns))
     }
 
     /// Socket buffer of each endpoint of a flow of `group`, bytes: 4 x (BDP of the flow's
@@ -611,8 +566,8 @@ impl Scenario {
     /// the receiver's window clamp from it (see `cclab_core::receiver`), so both backends mean
     /// the same receiver.
     pub fn socket_buffer_bytes(&self, group: usize) -> u64 {
-        let rtt = self.flow_rtt_ns(group).unwrap_or(self.link.rtt_ns);
-        let bdp = self.link.rate_bps as f64 / 8.0 * rtt as f64 / 1e9;
+        let rtt = self.flow_rtt_ns(group).unwrap_or(self.link.path.rtt_ns);
+        let bdp = self.link.path.rate_bps / 8.0 * rtt as f64 / 1e9;
         socket_buffer_for(bdp, self.link.buffer_bytes())
     }
 
@@ -632,19 +587,19 @@ impl Scenario {
         );
         m.insert("seed".into(), Value::from(self.seed));
         let l = &self.link;
-        m.insert("link.rate".into(), Value::from(l.rate_bps));
-        m.insert("link.rtt".into(), secs(l.rtt_ns));
+        m.insert("link.rate".into(), Value::from(l.path.rate_bps as u64));
+        m.insert("link.rtt".into(), secs(l.path.rtt_ns));
         m.insert("link.buffer".into(), Value::from(l.buffer.to_string()));
         m.insert("link.buffer_bytes".into(), Value::from(l.buffer_bytes()));
         m.insert("link.bdp_bytes".into(), Value::from(l.bdp_bytes()));
         m.insert("link.packet_bytes".into(), Value::from(l.packet_bytes()));
-        m.insert("link.loss".into(), Value::from(l.loss));
-        m.insert("link.loss_burst".into(), Value::from(l.loss_burst));
-        m.insert("link.ack_loss".into(), Value::from(l.ack_loss));
+        m.insert("link.loss".into(), Value::from(l.path.loss));
+        m.insert("link.loss_burst".into(), Value::from(l.path.loss_burst));
+        m.insert("link.ack_loss".into(), Value::from(l.path.ack_loss));
         m.insert("link.mss".into(), Value::from(l.mss));
         m.insert(
             "link.ecn_threshold".into(),
-            l.ecn_threshold_ns.map(secs).unwrap_or(Value::Null),
+            l.path.ecn_threshold_ns.map(secs).unwrap_or(Value::Null),
         );
         for (k, v) in l.path_values() {
             m.insert(k, v);
@@ -734,14 +689,14 @@ impl Scenario {
         );
         let l = &self.link;
         let mut lt = toml::Table::new();
-        lt.insert("rate".into(), fmt_rate(l.rate_bps).into());
-        lt.insert("rtt".into(), fmt_time(l.rtt_ns).into());
+        lt.insert("rate".into(), fmt_rate(l.path.rate_bps as u64).into());
+        lt.insert("rtt".into(), fmt_time(l.path.rtt_ns).into());
         lt.insert("buffer".into(), l.buffer.to_string().into());
-        lt.insert("loss".into(), crate::units::loss_toml(l.loss));
-        lt.insert("loss_burst".into(), l.loss_burst.into());
-        lt.insert("ack_loss".into(), crate::units::loss_toml(l.ack_loss));
+        lt.insert("loss".into(), crate::units::loss_toml(l.path.loss));
+        lt.insert("loss_burst".into(), l.path.loss_burst.into());
+        lt.insert("ack_loss".into(), crate::units::loss_toml(l.path.ack_loss));
         lt.insert("mss".into(), toml::Value::Integer(l.mss as i64));
-        if let Some(t) = l.ecn_threshold_ns {
+        if let Some(t) = l.path.ecn_threshold_ns {
             lt.insert("ecn_threshold".into(), fmt_time(t).into());
         }
         l.path_toml(&mut lt);

@@ -1,7 +1,7 @@
 //! Tests of the path-element keys of `[link]`: `aqm` (a name or a `[link.aqm]` table),
 //! `policer` and `shaper` (a rate or a table), `trace`, `rate` as a schedule, `loss_unit`,
-//! `jitter`, `reorder` and `ack_aggregation`. For each: the values land in the right
-//! `LinkSpec` fields and `desc()` carries them to `cclab_path::LinkDesc`; defaults are
+//! `jitter`, `reorder` and `ack_aggregation`. For each: the values land in the right fields
+//! of the `LinkSpec`'s path (a `cclab_path::LinkDesc`), which `desc()` hands on; defaults are
 //! Linux's; every bad input is one line that names the key and says what would fix it;
 //! sweeps expand to the right points and params; `--set` reaches every form; and
 //! `to_toml_string` loads back to an equal scenario.
@@ -179,7 +179,7 @@ const TRACE: &str = "1\n2\n3\n4\n";
 const TRACE_BPS: u64 = 12_000_000;
 
 fn trace_of(link: &LinkSpec) -> &cclab_path::TraceDesc {
-    match &link.rate_varies {
+    match &link.path.rate_varies {
         Some(RateDesc::Trace(t)) => t,
         other => panic!("expected a trace, found {other:?}"),
     }
@@ -206,7 +206,7 @@ fn relative_to_cwd(path: &Path) -> String {
 #[test]
 fn aqm_absent_is_droptail() {
     let s = one(BASE);
-    assert_eq!(s.link.aqm, AqmDesc::DropTail);
+    assert_eq!(s.link.path.aqm, AqmDesc::DropTail);
     assert_eq!(s.link.desc().aqm, AqmDesc::DropTail);
     let r = s.resolved();
     assert_eq!(r["link.aqm"], json!("droptail"));
@@ -219,7 +219,7 @@ fn aqm_absent_is_droptail() {
 fn aqm_names_take_linux_defaults() {
     let codel = one(&with_link("aqm = \"codel\"")).link;
     assert_eq!(
-        codel.aqm,
+        codel.path.aqm,
         AqmDesc::Codel(CodelParams {
             target_ns: 5_000_000,
             interval_ns: 100_000_000,
@@ -228,7 +228,7 @@ fn aqm_names_take_linux_defaults() {
     );
     let fq = one(&with_link("aqm = \"fq_codel\"")).link;
     assert_eq!(
-        fq.aqm,
+        fq.path.aqm,
         AqmDesc::FqCodel(FqCodelParams {
             target_ns: 5_000_000,
             interval_ns: 100_000_000,
@@ -240,7 +240,7 @@ fn aqm_names_take_linux_defaults() {
     );
     let pie = one(&with_link("aqm = \"pie\"")).link;
     assert_eq!(
-        pie.aqm,
+        pie.path.aqm,
         AqmDesc::Pie(PieParams {
             target_ns: 15_000_000,
             tupdate_ns: 15_000_000,
@@ -253,17 +253,17 @@ fn aqm_names_take_linux_defaults() {
         })
     );
     assert_eq!(
-        one(&with_link("aqm = \"droptail\"")).link.aqm,
+        one(&with_link("aqm = \"droptail\"")).link.path.aqm,
         AqmDesc::DropTail
     );
     // desc() carries it, and the table form with only `kind` is the same.
     for (name, link) in [("codel", &codel), ("fq_codel", &fq), ("pie", &pie)] {
-        assert_eq!(link.desc().aqm, link.aqm);
+        assert_eq!(link.desc().aqm, link.path.aqm);
         let table = one(&with_tables(&format!("[link.aqm]\nkind = \"{name}\"")));
-        assert_eq!(table.link.aqm, link.aqm, "{name}");
+        assert_eq!(table.link.path.aqm, link.path.aqm, "{name}");
         let inline = one(&with_link(&format!("aqm = {{ kind = \"{name}\" }}")));
-        assert_eq!(inline.link.aqm, link.aqm, "{name}");
-        assert_eq!(link.aqm.name(), name);
+        assert_eq!(inline.link.path.aqm, link.path.aqm, "{name}");
+        assert_eq!(link.path.aqm.name(), name);
     }
     // The buffer stays the queue's limit.
     assert_eq!(codel.desc().buffer_bytes, 250_000);
@@ -283,9 +283,9 @@ fn aqm_name_spellings() {
         ("none", "droptail"),
     ] {
         let s = one(&with_link(&format!("aqm = \"{text}\"")));
-        assert_eq!(s.link.aqm.name(), want, "{text}");
+        assert_eq!(s.link.path.aqm.name(), want, "{text}");
         let s = one(&with_tables(&format!("[link.aqm]\nkind = \"{text}\"")));
-        assert_eq!(s.link.aqm.name(), want, "{text}");
+        assert_eq!(s.link.path.aqm.name(), want, "{text}");
     }
 }
 
@@ -295,7 +295,7 @@ fn aqm_table_sets_each_parameter() {
         "[link.aqm]\nkind = \"codel\"\ntarget = \"2ms\"\ninterval = \"50ms\"\necn = false",
     ));
     assert_eq!(
-        s.link.aqm,
+        s.link.path.aqm,
         AqmDesc::Codel(CodelParams {
             target_ns: 2_000_000,
             interval_ns: 50_000_000,
@@ -320,7 +320,7 @@ fn aqm_table_sets_each_parameter() {
         quantum: 300,
         drop_batch: 8,
     });
-    assert_eq!(s.link.aqm, want);
+    assert_eq!(s.link.path.aqm, want);
     assert_eq!(s.link.desc().aqm, want);
     let r = s.resolved();
     assert_eq!(
@@ -346,7 +346,7 @@ fn aqm_table_sets_each_parameter() {
         bytemode: true,
         dq_rate_estimator: true,
     });
-    assert_eq!(s.link.aqm, want);
+    assert_eq!(s.link.path.aqm, want);
     assert_eq!(s.link.desc().aqm, want);
     let r = s.resolved();
     assert_eq!(r["link.aqm.tupdate"], json!(0.03));
@@ -359,7 +359,7 @@ fn aqm_table_sets_each_parameter() {
     assert!(!r.contains_key("link.aqm.flows"));
     // Parameters of a kind not given keep the kind's defaults.
     let s = one(&with_tables("[link.aqm]\nkind = \"pie\"\ntarget = \"5ms\""));
-    let AqmDesc::Pie(p) = s.link.aqm else {
+    let AqmDesc::Pie(p) = s.link.path.aqm else {
         panic!()
     };
     assert_eq!(
@@ -594,7 +594,7 @@ fn aqm_errors_name_the_key_and_the_fix() {
 fn buckets_absent_by_default() {
     let s = one(BASE);
     assert_eq!(
-        (s.link.policer.clone(), s.link.shaper.clone()),
+        (s.link.path.policer.clone(), s.link.path.shaper.clone()),
         (None, None)
     );
     let r = s.resolved();
@@ -614,23 +614,23 @@ fn bucket_rate_with_default_burst() {
         rate_bps: 20e6,
         burst_bytes: 65_536,
     };
-    assert_eq!(s.link.policer, Some(want_p.clone()));
-    assert_eq!(s.link.shaper, Some(want_s.clone()));
+    assert_eq!(s.link.path.policer, Some(want_p.clone()));
+    assert_eq!(s.link.path.shaper, Some(want_s.clone()));
     let d = s.link.desc();
     assert_eq!((d.policer, d.shaper), (Some(want_p), Some(want_s)));
     // 10 ms at 1 Gbit/s is 1.25 MB, over the floor.
     let s = one(&with_link("policer = \"1gbit\""));
-    assert_eq!(s.link.policer.as_ref().unwrap().burst_bytes, 1_250_000);
+    assert_eq!(s.link.path.policer.as_ref().unwrap().burst_bytes, 1_250_000);
     // The floor and 10 ms meet at 52.4288 Mbit/s.
     let s = one(&with_link("shaper = \"60mbit\""));
-    assert_eq!(s.link.shaper.as_ref().unwrap().burst_bytes, 75_000);
+    assert_eq!(s.link.path.shaper.as_ref().unwrap().burst_bytes, 75_000);
     let r = s.resolved();
     assert_eq!(r["link.shaper.rate"], json!(60_000_000));
     assert_eq!(r["link.shaper.burst"], json!(75_000));
     assert_eq!(r["link.policer"], json!(null));
     // A table without burst takes the same default.
     let s = one(&with_tables("[link.policer]\nrate = \"1gbit\""));
-    assert_eq!(s.link.policer.as_ref().unwrap().burst_bytes, 1_250_000);
+    assert_eq!(s.link.path.policer.as_ref().unwrap().burst_bytes, 1_250_000);
 }
 
 #[test]
@@ -639,20 +639,20 @@ fn bucket_table_sets_burst() {
         "[link.policer]\nrate = \"10mbit\"\nburst = \"128kb\"\n[link.shaper]\nrate = \"5MB/s\"\nburst = 3000",
     ));
     assert_eq!(
-        s.link.policer,
+        s.link.path.policer,
         Some(TokenBucket {
             rate_bps: 10e6,
             burst_bytes: 128_000
         })
     );
     assert_eq!(
-        s.link.shaper,
+        s.link.path.shaper,
         Some(TokenBucket {
             rate_bps: 40e6,
             burst_bytes: 3000
         })
     );
-    assert_eq!(s.link.desc().shaper, s.link.shaper);
+    assert_eq!(s.link.desc().shaper, s.link.path.shaper);
     let r = s.resolved();
     assert_eq!(r["link.policer.burst"], json!(128_000));
     assert_eq!(r["link.shaper.rate"], json!(40_000_000));
@@ -660,7 +660,7 @@ fn bucket_table_sets_burst() {
     let s = one(&with_link(
         "policer = { rate = \"64kbit\", burst = \"1500b\" }",
     ));
-    assert_eq!(s.link.policer.as_ref().unwrap().burst_bytes, 1500);
+    assert_eq!(s.link.path.policer.as_ref().unwrap().burst_bytes, 1500);
 }
 
 #[test]
@@ -762,10 +762,13 @@ fn rate_schedule_is_one_value() {
     assert_eq!(f.matrix_len(), 1);
     let s = one_of(&f);
     let steps = vec![(0, 100e6), (20_000_000_000, 20e6), (25_000_000_000, 200e6)];
-    assert_eq!(s.link.rate_varies, Some(RateDesc::Schedule(steps.clone())));
+    assert_eq!(
+        s.link.path.rate_varies,
+        Some(RateDesc::Schedule(steps.clone()))
+    );
     assert_eq!(s.link.desc().rate_varies, Some(RateDesc::Schedule(steps)));
     // The nominal rate (buffers in bdp) is the highest.
-    assert_eq!(s.link.rate_bps, 200_000_000);
+    assert_eq!(s.link.path.rate_bps, 200_000_000.0);
     assert_eq!(s.link.bdp_bytes(), 500_000);
     assert_eq!(s.link.buffer_bytes(), 500_000);
     let r = s.resolved();
@@ -781,12 +784,15 @@ fn rate_schedule_is_one_value() {
     // One step is a schedule too; an integer 0 is a time; steps may be written as tables.
     let s =
         one(&with_link("").replace("rate = \"100mbit\"", "rate = [{at = 0, rate = \"5mbit\"}]"));
-    assert_eq!(s.link.rate_varies, Some(RateDesc::Schedule(vec![(0, 5e6)])));
+    assert_eq!(
+        s.link.path.rate_varies,
+        Some(RateDesc::Schedule(vec![(0, 5e6)]))
+    );
     let text = BASE.replace("rate = \"100mbit\"\n", "")
         + "[[link.rate]]\nat = \"0s\"\nrate = \"1mbit\"\n[[link.rate]]\nat = \"1s\"\nrate = \"2mbit\"\n";
     let s = one(&text);
     assert_eq!(
-        s.link.rate_varies,
+        s.link.path.rate_varies,
         Some(RateDesc::Schedule(vec![(0, 1e6), (1_000_000_000, 2e6)]))
     );
 }
@@ -806,10 +812,10 @@ fn a_list_of_schedules_is_a_sweep() {
         json!([{"at": 0.0, "rate": 10_000_000}, {"at": 1.0, "rate": 5_000_000}])
     );
     assert_eq!(pts[1].params["link.rate"], json!(50_000_000));
-    assert_eq!(pts[0].scenario.link.rate_bps, 10_000_000);
-    assert_eq!(pts[1].scenario.link.rate_varies, None);
+    assert_eq!(pts[0].scenario.link.path.rate_bps, 10_000_000.0);
+    assert_eq!(pts[1].scenario.link.path.rate_varies, None);
     assert_eq!(
-        pts[2].scenario.link.rate_varies,
+        pts[2].scenario.link.path.rate_varies,
         Some(RateDesc::Schedule(vec![(0, 1e6)]))
     );
     for p in &pts {
@@ -910,10 +916,10 @@ fn trace_relative_to_the_scenario_folder() {
     );
     assert_eq!(t.period(), 4_000_000);
     // The nominal rate is the trace's mean; buffers in bdp use it.
-    assert_eq!(s.link.rate_bps, TRACE_BPS);
+    assert_eq!(s.link.path.rate_bps, TRACE_BPS as f64);
     assert_eq!(s.link.bdp_bytes(), 30_000);
     assert_eq!(s.link.buffer_bytes(), 60_000);
-    assert_eq!(s.link.desc().rate_varies, s.link.rate_varies);
+    assert_eq!(s.link.desc().rate_varies, s.link.path.rate_varies);
     assert_eq!(s.link.desc().rate_bps, TRACE_BPS as f64);
     let r = s.resolved();
     assert_eq!(r["link.rate"], json!(TRACE_BPS));
@@ -930,7 +936,7 @@ fn trace_relative_to_the_scenario_folder() {
         trace_of(&s.link).opportunities,
         vec![0, 5_000_000, 5_000_000, 10_000_000]
     );
-    assert_eq!(s.link.rate_bps, 4_800_000);
+    assert_eq!(s.link.path.rate_bps, 4_800_000.0);
     // An absolute path is taken as it is.
     let abs = dir.0.join("traces/step.trace");
     let other = TempDir::new("abs");
@@ -1029,13 +1035,13 @@ fn trace_with_set_is_relative_to_the_current_directory() {
     let s = one_of(&f);
     // The file's rate is replaced by the trace's.
     assert_eq!(trace_of(&s.link).opportunities.len(), 4);
-    assert_eq!(s.link.rate_bps, TRACE_BPS);
+    assert_eq!(s.link.path.rate_bps, TRACE_BPS as f64);
     // Named by its absolute path, so the written scenario loads from anywhere.
     assert_eq!(
         Path::new(&trace_of(&s.link).name),
         std::fs::canonicalize(&trace).unwrap()
     );
-    assert_eq!(s.link.loss, 0.01);
+    assert_eq!(s.link.path.loss, 0.01);
     assert_round_trip(&s);
     // A path relative to the scenario's folder is not what --set means.
     let mut f = ScenarioFile::from_file(&scenario).unwrap();
@@ -1056,7 +1062,7 @@ fn trace_with_set_is_relative_to_the_current_directory() {
     let mut f = ScenarioFile::from_file(&swept).unwrap();
     f.apply_override(&format!("link.trace=\"{rel}\"")).unwrap();
     assert!(f.sweep_keys().is_empty(), "{:?}", f.sweep_keys());
-    assert_eq!(one_of(&f).link.rate_bps, TRACE_BPS);
+    assert_eq!(one_of(&f).link.path.rate_bps, TRACE_BPS as f64);
     let sched = sdir.write(
         "sched.toml",
         &with_link("").replace("rate = \"100mbit\"", SCHEDULE),
@@ -1064,7 +1070,7 @@ fn trace_with_set_is_relative_to_the_current_directory() {
     let mut f = ScenarioFile::from_file(&sched).unwrap();
     f.apply_override(&format!("link.trace={rel}")).unwrap();
     assert!(matches!(
-        one_of(&f).link.rate_varies,
+        one_of(&f).link.path.rate_varies,
         Some(RateDesc::Trace(_))
     ));
 }
@@ -1077,13 +1083,16 @@ fn set_rate_replaces_the_file_s_trace() {
     let mut f = ScenarioFile::from_file(&path).unwrap();
     f.apply_override("link.rate=50mbit").unwrap();
     let s = one_of(&f);
-    assert_eq!(s.link.rate_bps, 50_000_000, "a --set rate was ignored");
-    assert_eq!(s.link.rate_varies, None);
+    assert_eq!(
+        s.link.path.rate_bps, 50_000_000.0,
+        "a --set rate was ignored"
+    );
+    assert_eq!(s.link.path.rate_varies, None);
     let mut f = ScenarioFile::from_file(&path).unwrap();
     f.apply_override("link.rate=[{at=\"0s\",rate=\"100mbit\"},{at=\"5s\",rate=\"20mbit\"}]")
         .unwrap();
     assert_eq!(
-        one_of(&f).link.rate_varies,
+        one_of(&f).link.path.rate_varies,
         Some(RateDesc::Schedule(vec![(0, 100e6), (5_000_000_000, 20e6)]))
     );
 }
@@ -1109,8 +1118,8 @@ fn trace_sweep() {
             "link.trace=b.trace,link.aqm=pie"
         ]
     );
-    assert_eq!(pts[0].scenario.link.rate_bps, TRACE_BPS);
-    assert_eq!(pts[3].scenario.link.rate_bps, 6_000_000);
+    assert_eq!(pts[0].scenario.link.path.rate_bps, TRACE_BPS as f64);
+    assert_eq!(pts[3].scenario.link.path.rate_bps, 6_000_000.0);
     for p in &pts {
         assert_round_trip(&p.scenario);
     }
@@ -1128,13 +1137,13 @@ fn trace_is_read_once_per_expand() {
     f.apply_override("link.aqm=[codel, pie]").unwrap();
     let pts = points(&f);
     assert_eq!(pts.len(), 16);
-    let first = match &pts[0].scenario.link.rate_varies {
+    let first = match &pts[0].scenario.link.path.rate_varies {
         Some(RateDesc::Trace(t)) => t.clone(),
         other => panic!("{other:?}"),
     };
     assert_eq!(first.opportunities.len(), 20_000);
     for p in &pts {
-        match &p.scenario.link.rate_varies {
+        match &p.scenario.link.path.rate_varies {
             Some(RateDesc::Trace(t)) => assert!(std::sync::Arc::ptr_eq(t, &first)),
             other => panic!("{other:?}"),
         }
@@ -1147,7 +1156,7 @@ fn trace_is_read_once_per_expand() {
 
 #[test]
 fn loss_unit() {
-    assert_eq!(one(BASE).link.loss_unit, LossUnit::Segment);
+    assert_eq!(one(BASE).link.path.loss_unit, LossUnit::Segment);
     assert_eq!(one(BASE).resolved()["link.loss_unit"], json!("segment"));
     for (text, want) in [
         ("segment", LossUnit::Segment),
@@ -1156,7 +1165,7 @@ fn loss_unit() {
         (" Segment ", LossUnit::Segment),
     ] {
         let s = one(&with_link(&format!("loss_unit = \"{text}\"")));
-        assert_eq!(s.link.loss_unit, want, "{text}");
+        assert_eq!(s.link.path.loss_unit, want, "{text}");
         assert_eq!(s.link.desc().loss_unit, want, "{text}");
     }
     assert_eq!(
@@ -1187,7 +1196,11 @@ fn loss_unit() {
 fn jitter_reorder_ack_aggregation() {
     let s = one(BASE);
     assert_eq!(
-        (s.link.jitter_ns, s.link.reorder, s.link.ack_aggregation_ns),
+        (
+            s.link.path.jitter_ns,
+            s.link.path.reorder,
+            s.link.path.ack_aggregation_ns
+        ),
         (0, false, 0)
     );
     let r = s.resolved();
@@ -1203,7 +1216,11 @@ fn jitter_reorder_ack_aggregation() {
         "jitter = \"2ms\"\nreorder = true\nack_aggregation = \"500us\"",
     ));
     assert_eq!(
-        (s.link.jitter_ns, s.link.reorder, s.link.ack_aggregation_ns),
+        (
+            s.link.path.jitter_ns,
+            s.link.path.reorder,
+            s.link.path.ack_aggregation_ns
+        ),
         (2_000_000, true, 500_000)
     );
     let d = s.link.desc();
@@ -1217,7 +1234,10 @@ fn jitter_reorder_ack_aggregation() {
     assert_eq!(r["link.ack_aggregation"], json!(0.0005));
     // Zero is "off", written bare or with a unit.
     let s = one(&with_link("jitter = 0\nack_aggregation = \"0s\""));
-    assert_eq!((s.link.jitter_ns, s.link.ack_aggregation_ns), (0, 0));
+    assert_eq!(
+        (s.link.path.jitter_ns, s.link.path.ack_aggregation_ns),
+        (0, 0)
+    );
     for key in ["jitter", "ack_aggregation"] {
         for (v, needle) in [
             ("\"-1ms\"", "must not be negative"),
@@ -1284,7 +1304,7 @@ fn aqm_name_sweep() {
         ]
     );
     assert_eq!(
-        pts[2].scenario.link.aqm,
+        pts[2].scenario.link.path.aqm,
         AqmDesc::FqCodel(Default::default())
     );
     for p in &pts {
@@ -1323,11 +1343,11 @@ fn aqm_kind_sweep_applies_parameters_to_the_kinds_that_take_them() {
     );
     assert_eq!(ls[12], "link.aqm.kind=pie,link.aqm.target=0.005");
     assert_eq!(ls[13], "link.aqm.kind=pie,link.aqm.target=0.01");
-    let AqmDesc::Pie(p) = &pts[13].scenario.link.aqm else {
-        panic!("{:?}", pts[13].scenario.link.aqm)
+    let AqmDesc::Pie(p) = &pts[13].scenario.link.path.aqm else {
+        panic!("{:?}", pts[13].scenario.link.path.aqm)
     };
     assert_eq!((p.target_ns, p.tupdate_ns), (10_000_000, 30_000_000));
-    let AqmDesc::FqCodel(q) = &pts[11].scenario.link.aqm else {
+    let AqmDesc::FqCodel(q) = &pts[11].scenario.link.path.aqm else {
         panic!()
     };
     assert_eq!(
@@ -1383,7 +1403,14 @@ fn bucket_sweeps() {
         ["link.policer=10000000", "link.policer=1000000000"]
     );
     assert_eq!(
-        pts[1].scenario.link.policer.as_ref().unwrap().burst_bytes,
+        pts[1]
+            .scenario
+            .link
+            .path
+            .policer
+            .as_ref()
+            .unwrap()
+            .burst_bytes,
         1_250_000
     );
     let f = load(&with_tables(
@@ -1422,13 +1449,17 @@ fn sweeps_of_every_new_key_multiply() {
     let pts = points(&f);
     assert_eq!(pts.len(), 128);
     let last = &pts[127].scenario.link;
-    assert_eq!(last.loss_unit, LossUnit::Gso);
+    assert_eq!(last.path.loss_unit, LossUnit::Gso);
     assert_eq!(
-        (last.jitter_ns, last.reorder, last.ack_aggregation_ns),
+        (
+            last.path.jitter_ns,
+            last.path.reorder,
+            last.path.ack_aggregation_ns
+        ),
         (1_000_000, true, 2_000_000)
     );
-    assert_eq!(last.aqm.name(), "pie");
-    assert_eq!(last.shaper.as_ref().unwrap().rate_bps, 40e6);
+    assert_eq!(last.path.aqm.name(), "pie");
+    assert_eq!(last.path.shaper.as_ref().unwrap().rate_bps, 40e6);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1439,10 +1470,10 @@ fn sweeps_of_every_new_key_multiply() {
 fn set_aqm_every_form() {
     // A name where there was none.
     let s = one_of(&with_sets(BASE, &["link.aqm=fq_codel"]));
-    assert_eq!(s.link.aqm, AqmDesc::FqCodel(Default::default()));
+    assert_eq!(s.link.path.aqm, AqmDesc::FqCodel(Default::default()));
     // A bare name becomes the table's kind, so a parameter can be set beside it.
     let f = with_sets(&with_link("aqm = \"codel\""), &["link.aqm.target=10ms"]);
-    let AqmDesc::Codel(p) = one_of(&f).link.aqm else {
+    let AqmDesc::Codel(p) = one_of(&f).link.path.aqm else {
         panic!()
     };
     assert_eq!((p.target_ns, p.interval_ns), (10_000_000, 100_000_000));
@@ -1451,7 +1482,7 @@ fn set_aqm_every_form() {
         BASE,
         &["link.aqm=pie", "link.aqm.alpha=5", "link.aqm.kind=pie"],
     );
-    let AqmDesc::Pie(p) = one_of(&f).link.aqm else {
+    let AqmDesc::Pie(p) = one_of(&f).link.path.aqm else {
         panic!()
     };
     assert_eq!(p.alpha, 5);
@@ -1477,7 +1508,7 @@ fn set_aqm_every_form() {
     // A whole inline table replaces the file's.
     let f = with_sets(&table, &["link.aqm={kind=\"codel\", ecn=false}"]);
     assert_eq!(
-        one_of(&f).link.aqm,
+        one_of(&f).link.path.aqm,
         AqmDesc::Codel(CodelParams {
             ecn: false,
             ..Default::default()
@@ -1485,7 +1516,10 @@ fn set_aqm_every_form() {
     );
     // And back to drop-tail.
     assert_eq!(
-        one_of(&with_sets(&table, &["link.aqm=droptail"])).link.aqm,
+        one_of(&with_sets(&table, &["link.aqm=droptail"]))
+            .link
+            .path
+            .aqm,
         AqmDesc::DropTail
     );
 }
@@ -1545,7 +1579,7 @@ fn set_aqm_errors() {
 fn set_bucket_every_form() {
     let s = one_of(&with_sets(BASE, &["link.policer=10mbit"]));
     assert_eq!(
-        s.link.policer,
+        s.link.path.policer,
         Some(TokenBucket {
             rate_bps: 10e6,
             burst_bytes: 65_536
@@ -1557,7 +1591,7 @@ fn set_bucket_every_form() {
         &["link.policer.burst=128kb"],
     );
     assert_eq!(
-        one_of(&f).link.policer,
+        one_of(&f).link.path.policer,
         Some(TokenBucket {
             rate_bps: 10e6,
             burst_bytes: 128_000
@@ -1566,7 +1600,7 @@ fn set_bucket_every_form() {
     // A table made by its keys, rate first.
     let f = with_sets(BASE, &["link.shaper.rate=20mbit", "link.shaper.burst=3000"]);
     assert_eq!(
-        one_of(&f).link.shaper,
+        one_of(&f).link.path.shaper,
         Some(TokenBucket {
             rate_bps: 20e6,
             burst_bytes: 3000
@@ -1582,13 +1616,23 @@ fn set_bucket_every_form() {
     );
     assert_eq!(f.sweep_keys(), ["link.shaper.rate"]);
     let pts = points(&f);
-    assert_eq!(pts[1].scenario.link.shaper.as_ref().unwrap().rate_bps, 40e6);
     assert_eq!(
-        pts[1].scenario.link.shaper.as_ref().unwrap().burst_bytes,
+        pts[1].scenario.link.path.shaper.as_ref().unwrap().rate_bps,
+        40e6
+    );
+    assert_eq!(
+        pts[1]
+            .scenario
+            .link
+            .path
+            .shaper
+            .as_ref()
+            .unwrap()
+            .burst_bytes,
         3000
     );
     let f = with_sets(BASE, &["link.policer={rate=\"5mbit\", burst=\"10kb\"}"]);
-    assert_eq!(one_of(&f).link.policer.unwrap().burst_bytes, 10_000);
+    assert_eq!(one_of(&f).link.path.policer.unwrap().burst_bytes, 10_000);
     // Errors.
     let (_, s) = set_error(BASE, &["link.policer.burst=128kb"]);
     assert!(
@@ -1624,7 +1668,12 @@ fn set_new_scalar_keys() {
     let pts = points(&f);
     let l = &pts[1].scenario.link;
     assert_eq!(
-        (l.loss_unit, l.jitter_ns, l.reorder, l.ack_aggregation_ns),
+        (
+            l.path.loss_unit,
+            l.path.jitter_ns,
+            l.path.reorder,
+            l.path.ack_aggregation_ns
+        ),
         (LossUnit::Gso, 1_000_000, true, 4_000_000)
     );
     for (spec, needle) in [
@@ -1650,10 +1699,10 @@ fn set_rate_schedule() {
     assert!(f.sweep_keys().is_empty());
     let s = one_of(&f);
     assert_eq!(
-        s.link.rate_varies,
+        s.link.path.rate_varies,
         Some(RateDesc::Schedule(vec![(0, 100e6), (5_000_000_000, 20e6)]))
     );
-    assert_eq!(s.link.rate_bps, 100_000_000);
+    assert_eq!(s.link.path.rate_bps, 100_000_000.0);
     // A list of schedules sweeps.
     let f = with_sets(
         BASE,
@@ -1666,7 +1715,7 @@ fn set_rate_schedule() {
         &with_link("").replace("rate = \"100mbit\"", SCHEDULE),
         &["link.rate=10mbit"],
     );
-    assert_eq!(one_of(&f).link.rate_varies, None);
+    assert_eq!(one_of(&f).link.path.rate_varies, None);
     for (spec, needle) in [
         (
             "link.rate=[{at=\"1s\",rate=\"1mbit\"}]",
@@ -1729,14 +1778,14 @@ cc = "bbr"
     let path = dir.write("every.toml", text);
     let s = one_of(&ScenarioFile::from_file(&path).unwrap_or_else(|e| panic!("{e}")));
     let l = &s.link;
-    assert_eq!(l.rate_bps, TRACE_BPS);
-    assert_eq!(l.loss_unit, LossUnit::Gso);
+    assert_eq!(l.path.rate_bps, TRACE_BPS as f64);
+    assert_eq!(l.path.loss_unit, LossUnit::Gso);
     assert_eq!(
-        (l.jitter_ns, l.reorder, l.ack_aggregation_ns),
+        (l.path.jitter_ns, l.path.reorder, l.path.ack_aggregation_ns),
         (1_500_000, true, 4_000_000)
     );
     assert_eq!(
-        l.aqm,
+        l.path.aqm,
         AqmDesc::Pie(PieParams {
             target_ns: 20_000_000,
             tupdate_ns: 30_000_000,
@@ -1748,19 +1797,17 @@ cc = "bbr"
             dq_rate_estimator: true,
         })
     );
-    assert_eq!(l.policer.as_ref().unwrap().burst_bytes, 100_000);
-    assert_eq!(l.shaper.as_ref().unwrap().burst_bytes, 65_536);
-    // desc() is the LinkSpec's path, field by field.
+    assert_eq!(l.path.policer.as_ref().unwrap().burst_bytes, 100_000);
+    assert_eq!(l.path.shaper.as_ref().unwrap().burst_bytes, 65_536);
+    // desc() is the LinkSpec's path with the buffer resolved.
     let d = l.desc();
-    assert_eq!(d.rate_bps, l.rate_bps as f64);
     assert_eq!(d.buffer_bytes, l.buffer_bytes());
-    assert_eq!(d.rate_varies, l.rate_varies);
-    assert_eq!(d.loss_unit, l.loss_unit);
-    assert_eq!(d.aqm, l.aqm);
-    assert_eq!((&d.policer, &d.shaper), (&l.policer, &l.shaper));
     assert_eq!(
-        (d.jitter_ns, d.reorder, d.ack_aggregation_ns),
-        (l.jitter_ns, l.reorder, l.ack_aggregation_ns)
+        d,
+        cclab_path::LinkDesc {
+            buffer_bytes: l.buffer_bytes(),
+            ..l.path.clone()
+        }
     );
     let written = assert_round_trip(&s);
     assert!(written.contains("trace = "), "{written}");
@@ -1787,7 +1834,7 @@ cc = "bbr"
     let s = one(&with_tables(
         "[link.policer]\nrate = \"10mbit\"\nburst = \"18446744073709551615b\"",
     ));
-    assert_eq!(s.link.policer.as_ref().unwrap().burst_bytes, u64::MAX);
+    assert_eq!(s.link.path.policer.as_ref().unwrap().burst_bytes, u64::MAX);
     assert_round_trip(&s);
 }
 

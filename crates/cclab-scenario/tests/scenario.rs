@@ -268,9 +268,12 @@ fn defaults() {
     assert_eq!(s.duration_ns, Some(10_000_000_000));
     assert_eq!(s.seed, 1);
     assert_eq!(s.description, None);
-    assert_eq!(s.link.rate_bps, 100_000_000);
-    assert_eq!(s.link.rtt_ns, 20_000_000);
-    assert_eq!((s.link.loss, s.link.ack_loss, s.link.mss), (0.0, 0.0, 1448));
+    assert_eq!(s.link.path.rate_bps, 100_000_000.0);
+    assert_eq!(s.link.path.rtt_ns, 20_000_000);
+    assert_eq!(
+        (s.link.path.loss, s.link.path.ack_loss, s.link.mss),
+        (0.0, 0.0, 1448)
+    );
     assert_eq!(
         s.flows,
         vec![FlowSpec {
@@ -299,10 +302,13 @@ fn sized_flows_need_no_duration() {
 
 #[test]
 fn loss_as_number_and_percent() {
-    assert_eq!(one(&with_link("loss = 0.02")).link.loss, 0.02);
-    assert_eq!(one(&with_link("loss = \"2%\"")).link.loss, 0.02);
-    assert_eq!(one(&with_link("loss = 0")).link.loss, 0.0);
-    assert_eq!(one(&with_link("ack_loss = \"0.5%\"")).link.ack_loss, 0.005);
+    assert_eq!(one(&with_link("loss = 0.02")).link.path.loss, 0.02);
+    assert_eq!(one(&with_link("loss = \"2%\"")).link.path.loss, 0.02);
+    assert_eq!(one(&with_link("loss = 0")).link.path.loss, 0.0);
+    assert_eq!(
+        one(&with_link("ack_loss = \"0.5%\"")).link.path.ack_loss,
+        0.005
+    );
 }
 
 // ------------------------------------------------------------------------------------------
@@ -516,12 +522,16 @@ fn a_bare_loss_that_could_mean_a_percentage_is_refused() {
         ("\"50%\"", 0.5),
         ("\"0.5%\"", 0.005),
     ] {
-        assert_eq!(one(&with_link(&format!("loss = {v}"))).link.loss, p, "{v}");
+        assert_eq!(
+            one(&with_link(&format!("loss = {v}"))).link.path.loss,
+            p,
+            "{v}"
+        );
     }
     // A scenario written out with a large loss reads back the same.
     let s = one(&with_link("loss = \"12.5%\"\nack_loss = \"50%\""));
     let back = one(&s.to_toml_string());
-    assert_eq!((back.link.loss, back.link.ack_loss), (0.125, 0.5));
+    assert_eq!((back.link.path.loss, back.link.path.ack_loss), (0.125, 0.5));
 }
 
 #[test]
@@ -722,8 +732,8 @@ fn matrix_order_last_key_fastest() {
         ["seed", "link.rate", "link.loss", "flows.cc"]
     );
     assert_eq!(p.scenario.seed, 2);
-    assert_eq!(p.scenario.link.rate_bps, 100_000_000);
-    assert_eq!(p.scenario.link.loss, 0.0);
+    assert_eq!(p.scenario.link.path.rate_bps, 100_000_000.0);
+    assert_eq!(p.scenario.link.path.loss, 0.0);
     assert_eq!(p.scenario.flows[0].cc, "bbr");
     // Every point is distinct.
     let mut uniq = labels.clone();
@@ -894,8 +904,8 @@ fn override_scalar() {
     f.apply_override("flows.cc=bbr").unwrap();
     f.apply_override("link.loss=0.02").unwrap(); // replaces the earlier override
     let s = &f.expand().unwrap()[0].scenario;
-    assert_eq!(s.link.loss, 0.02);
-    assert_eq!(s.link.rate_bps, 1_000_000_000);
+    assert_eq!(s.link.path.loss, 0.02);
+    assert_eq!(s.link.path.rate_bps, 1_000_000_000.0);
     assert_eq!(s.duration_ns, Some(30_000_000_000));
     assert_eq!(s.seed, 7);
     assert_eq!(s.flows[0].cc, "bbr");
@@ -1029,15 +1039,17 @@ fn realistic_file_round_trip() {
         duration_ns: Some(60_000_000_000),
         seed: 42,
         link: LinkSpec {
-            rate_bps: 100_000_000,
-            rtt_ns: 40_000_000,
+            path: cclab_path::LinkDesc {
+                rate_bps: 100e6,
+                rtt_ns: 40_000_000,
+                loss: 0.0001,
+                ack_loss: 0.0,
+                ecn_threshold_ns: None,
+                loss_burst: 1.0,
+                ..Default::default()
+            },
             buffer: Buffer::Bdp(0.5),
-            loss: 0.0001,
-            ack_loss: 0.0,
-            ecn_threshold_ns: None,
-            loss_burst: 1.0,
             mss: 1448,
-            ..LinkSpec::default()
         },
         hosts: HostsSpec::default(),
         flows: vec![
@@ -1298,9 +1310,9 @@ fn docs_examples_parse() {
     let pts = load(paths[0]).expand().unwrap();
     assert_eq!(pts.len(), 2);
     let l = &pts[0].scenario.link;
-    assert_eq!(l.aqm, cclab_path::AqmDesc::FqCodel(Default::default()));
+    assert_eq!(l.path.aqm, cclab_path::AqmDesc::FqCodel(Default::default()));
     assert_eq!(
-        l.policer,
+        l.path.policer,
         Some(cclab_path::TokenBucket {
             rate_bps: 10e6,
             burst_bytes: 65536
@@ -1313,7 +1325,7 @@ fn docs_examples_parse() {
     }
     let lan = load(blocks[0]).expand().unwrap();
     assert_eq!(lan.len(), 1);
-    assert_eq!(lan[0].scenario.link.loss, 0.01);
+    assert_eq!(lan[0].scenario.link.path.loss, 0.01);
     assert_eq!(
         lan[0].scenario.reference.as_ref().unwrap()["expected_goodput_mbit"],
         json!(11.7)
@@ -1674,7 +1686,7 @@ fn loss_burst_is_checked() {
     };
     let ok = load(&with_link("loss = \"1%\"\nloss_burst = 4"));
     let s = &ok.expand().unwrap()[0].scenario;
-    assert_eq!((s.link.loss, s.link.loss_burst), (0.01, 4.0));
+    assert_eq!((s.link.path.loss, s.link.path.loss_burst), (0.01, 4.0));
     assert_eq!(s.link.desc().loss_burst, 4.0);
     let e = err(&with_link("loss = \"60%\"\nloss_burst = 1.2"));
     assert!(

@@ -59,7 +59,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         series_interval_ns: 100_000_000,
         delayed_ack: true,
         tso: true,
-        gro: crate::config::gro_for_rate(sc.link.rate_bps as f64),
+        gro: crate::config::gro_for_rate(sc.link.path.rate_bps),
         hz: sc.hosts.hz,
         host_wake: sc.hosts.wake.map(|w| crate::hosts::HostWake {
             idle_ns: w.idle_ns,

@@ -205,9 +205,9 @@ pub fn check_link(
     })?;
     let fit = predict_doc(&mut doc, "the lab measurement", &[], &o.predict)?;
     let truth = Truth {
-        rate_bps: link.rate_bps as f64,
-        rtt_s: link.rtt_ns as f64 / 1e9,
-        loss: link.loss,
+        rate_bps: link.path.rate_bps,
+        rtt_s: link.path.rtt_ns as f64 / 1e9,
+        loss: link.path.loss,
         buffer_bytes: link.buffer_bytes() as f64,
         drawn_loss: stats.drops_random as f64 / stats.data_pkts_in.max(1) as f64,
     };

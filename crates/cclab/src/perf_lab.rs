@@ -88,9 +88,9 @@ mod tests {
     #[test]
     fn the_lab_path_is_the_one_asked_for() {
         let sc = scenario(50e6, 20.0, 0.01);
-        assert_eq!(sc.link.rate_bps, 50_000_000);
-        assert_eq!(sc.link.rtt_ns, 20_000_000);
-        assert_eq!(sc.link.loss, 0.01);
+        assert_eq!(sc.link.path.rate_bps, 50e6);
+        assert_eq!(sc.link.path.rtt_ns, 20_000_000);
+        assert_eq!(sc.link.path.loss, 0.01);
         assert_eq!(sc.seed, 1);
         assert_eq!(sc.flows.len(), 1);
         let config = cclab_kernel::lab_config(&sc, &KernelOptions::default(), Vec::new());

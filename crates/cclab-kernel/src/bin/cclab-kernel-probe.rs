@@ -74,15 +74,17 @@ fn main() {
                 duration_ns: Some((arg(&args, "--secs", 3.0f64) * 1e9) as u64),
                 seed: arg(&args, "--seed", 1u64),
                 link: LinkSpec {
-                    rate_bps: arg(&args, "--rate", 10e6f64) as u64,
-                    rtt_ns: (arg(&args, "--rtt-ms", 20.0f64) * 1e6) as u64,
+                    path: cclab_path::LinkDesc {
+                        rate_bps: (arg(&args, "--rate", 10e6f64) as u64) as f64,
+                        rtt_ns: (arg(&args, "--rtt-ms", 20.0f64) * 1e6) as u64,
+                        loss: arg(&args, "--loss", 0.0f64),
+                        ack_loss: arg(&args, "--ack-loss", 0.0f64),
+                        ecn_threshold_ns: None,
+                        loss_burst: 1.0,
+                        ..Default::default()
+                    },
                     buffer: Buffer::Bdp(arg(&args, "--bdp", 1.0f64)),
-                    loss: arg(&args, "--loss", 0.0f64),
-                    ack_loss: arg(&args, "--ack-loss", 0.0f64),
-                    ecn_threshold_ns: None,
-                    loss_burst: 1.0,
                     mss: 1448,
-                    ..LinkSpec::default()
                 },
                 hosts: Default::default(),
                 flows: vec![FlowSpec {

@@ -1,0 +1,425 @@
+//! Checks of a loaded file: its structure, every key (unknown keys get suggestions) and every
+//! value, each list element on its own; AQM and controller parameters against what takes them.
+
+use super::schema::*;
+use super::suggest::{levenshtein, suggestion};
+use super::value::{is_schedule, parse_val, sweeps, Val};
+use super::{Ctx, ScenarioFile, FILE_START};
+use crate::error::{ErrorKind, ScenarioError};
+use crate::model::*;
+use crate::raw::{Entry, Loc, Node, RawV, Table};
+
+impl ScenarioFile {
+    /// Checks structure and every value (each list element on its own). Cross-key rules that
+    /// depend on one matrix point are checked by `expand`.
+    pub(super) fn check(&self) -> Result<(), ScenarioError> {
+        let ctx = self.ctx();
+        for e in &self.root.entries {
+            if let Some((_, kind)) = TOP_SCALARS.iter().find(|(k, _)| *k == e.key) {
+                check_value(&ctx, Section::Top, &e.key, *kind, &e.node)?;
+            } else if !TOP_TABLES.contains(&e.key.as_str()) {
+                return Err(ctx.err(
+                    ErrorKind::UnknownKey,
+                    &e.key_loc,
+                    Some(e.key.clone()),
+                    None,
+                    suggestion(&e.key, ""),
+                ));
+            }
+        }
+        if self.root.get("name").is_none() {
+            return Err(ctx.err(
+                ErrorKind::MissingKey,
+                &FILE_START,
+                Some("name".into()),
+                None,
+                "missing required key (add e.g. name = \"lossy-lan\" at the top)",
+            ));
+        }
+        // [link]
+        let link = self.root.get("link").ok_or_else(|| {
+            ctx.err(
+                ErrorKind::MissingKey,
+                &FILE_START,
+                Some("link".into()),
+                None,
+                "missing required table [link] (with at least rate and rtt)",
+            )
+        })?;
+        let lt = top_table(&ctx, link)?;
+        check_table(&ctx, Section::Link, lt, &link.node.loc)?;
+        // [hosts]
+        if let Some(h) = self.root.get("hosts") {
+            let ht = top_table(&ctx, h)?;
+            check_table(&ctx, Section::Hosts, ht, &h.node.loc)?;
+            for (new, old) in [("latency", "host_latency"), ("jitter", "host_jitter")] {
+                if let (Some(e), Some(_)) = (ht.get(new), lt.get(old)) {
+                    return Err(ctx.err(ErrorKind::Inconsistent, &e.key_loc, Some(format!("hosts.{new}")), None, format!("given twice: hosts.{new} and its old name link.{old}; keep hosts.{new}")));
+                }
+            }
+        }
+        // [[flows]]
+        let flows = self.root.get("flows").ok_or_else(|| {
+            ctx.err(
+                ErrorKind::MissingKey,
+                &FILE_START,
+                Some("flows".into()),
+                None,
+                "missing flows: add at least one [[flows]] group with a cc (e.g. cc = \"cubic\")",
+            )
+        })?;
+        let groups = match &flows.node.v {
+            RawV::Array(a) => a,
+            other => {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &flows.node.loc,
+                    Some("flows".into()),
+                    None,
+                    format!(
+                    "expected a list of tables (write [[flows]] with double brackets), found {}",
+                    other.type_name()
+                ),
+                ))
+            }
+        };
+        if groups.is_empty() {
+            return Err(ctx.err(
+                ErrorKind::MissingKey,
+                &flows.node.loc,
+                Some("flows".into()),
+                Some(&flows.node.v),
+                "empty: add at least one [[flows]] group with a cc (e.g. cc = \"cubic\")",
+            ));
+        }
+        for (i, g) in groups.iter().enumerate() {
+            let RawV::Table(t) = &g.v else {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &g.loc,
+                    Some(format!("flows.{i}")),
+                    Some(&g.v),
+                    format!(
+                        "expected a table ([[flows]] group), found {}",
+                        g.v.type_name()
+                    ),
+                ));
+            };
+            check_table(&ctx, Section::Flow(i), t, &g.loc)?;
+        }
+        // [reference]
+        if let Some(r) = self.root.get("reference") {
+            top_table(&ctx, r)?;
+        }
+        // A bulk flow runs for the whole run, so the run needs a length.
+        if self.root.get("duration").is_none() {
+            for (i, g) in groups.iter().enumerate() {
+                if let RawV::Table(t) = &g.v {
+                    if t.get("size").is_none() {
+                        return Err(ctx.err(ErrorKind::Inconsistent, &g.loc, Some(format!("flows.{i}")), None, "this flow group has no size, so it is bulk and the scenario needs a duration (add e.g. duration = \"10s\" at the top, or give the flows a size)"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The table of top-level entry `e` (`[link]`, `[hosts]`, `[reference]`), or the error that it
+/// is something else.
+fn top_table<'e>(ctx: &Ctx<'_>, e: &'e Entry) -> Result<&'e Table, ScenarioError> {
+    match &e.node.v {
+        RawV::Table(t) => Ok(t),
+        v => Err(ctx.err(
+            ErrorKind::WrongType,
+            &e.node.loc,
+            Some(e.key.clone()),
+            Some(v),
+            format!("expected a table ([{}]), found {}", e.key, v.type_name()),
+        )),
+    }
+}
+
+/// Checks the keys of `[link]`, `[hosts]` or one `[[flows]]` group and their values.
+fn check_table(
+    ctx: &Ctx<'_>,
+    section: Section,
+    t: &Table,
+    table_loc: &Loc,
+) -> Result<(), ScenarioError> {
+    let prefix = match section {
+        Section::Link => "link.",
+        Section::Hosts => "hosts.",
+        Section::LinkSub(Sub::Aqm) => "link.aqm.",
+        Section::LinkSub(_) => "link.bucket.",
+        _ => "flows.",
+    };
+    for e in &t.entries {
+        if let (Section::Flow(i), CC_PARAMS) = (section, e.key.as_str()) {
+            check_cc_params(ctx, i, t, e)?;
+            continue;
+        }
+        if let (Section::Link, Some(sub), RawV::Table(st)) = (section, Sub::of(&e.key), &e.node.v) {
+            check_table(ctx, Section::LinkSub(sub), st, &e.node.loc)?;
+            continue;
+        }
+        match key_kind(section, &e.key, ctx.cat) {
+            Some(kind) => check_value(ctx, section, &e.key, kind, &e.node)?,
+            None => {
+                return Err(ctx.err(
+                    ErrorKind::UnknownKey,
+                    &e.key_loc,
+                    Some(qualified(section, &e.key)),
+                    None,
+                    suggestion(&e.key, prefix),
+                ));
+            }
+        }
+    }
+    let required: &[(&str, &str)] = match section {
+        // A trace gives the rate.
+        Section::Link if t.get("trace").is_some() => &[("rtt", "rtt = \"20ms\"")],
+        Section::Link => &[("rate", "rate = \"100mbit\""), ("rtt", "rtt = \"20ms\"")],
+        Section::Flow(_) => &[("cc", "cc = \"cubic\"")],
+        Section::LinkSub(Sub::Aqm) => &[("kind", "kind = \"codel\"")],
+        Section::LinkSub(_) => &[("rate", "rate = \"10mbit\"")],
+        _ => &[],
+    };
+    for (k, example) in required {
+        if t.get(k).is_none() {
+            let head = match section {
+                Section::Link => "[link]".to_string(),
+                Section::LinkSub(sub) => format!("[link.{}]", sub.key()),
+                _ => "this [[flows]] group".to_string(),
+            };
+            return Err(ctx.err(
+                ErrorKind::MissingKey,
+                table_loc,
+                Some(qualified(section, k)),
+                None,
+                format!("missing required key (add e.g. {example} to {head})"),
+            ));
+        }
+    }
+    if section == Section::LinkSub(Sub::Aqm) {
+        check_aqm_params(ctx, t)?;
+    }
+    Ok(())
+}
+
+/// Checks that each parameter of a `[link.aqm]` table is one its discipline takes, or, when the
+/// table sweeps `kind`, one that at least one of its disciplines takes (each run takes its own).
+/// It depends on the file alone, so it is checked once, not at every matrix point.
+fn check_aqm_params(ctx: &Ctx<'_>, t: &Table) -> Result<(), ScenarioError> {
+    let sa = Section::LinkSub(Sub::Aqm);
+    let name = |n: &Node| match parse_val(Kind::AqmName, &n.v, ctx.cat) {
+        Ok(Val::Str(s)) => Some(s),
+        _ => None,
+    };
+    let (kinds, swept): (Vec<String>, bool) = match t.get("kind").map(|e| &e.node) {
+        Some(Node {
+            v: RawV::Array(a), ..
+        }) => {
+            let mut v: Vec<String> = Vec::new();
+            for k in a.iter().filter_map(name) {
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+            (v, true)
+        }
+        Some(n) => (name(n).into_iter().collect(), false),
+        None => return Ok(()),
+    };
+    for e in &t.entries {
+        let k = e.key.as_str();
+        if k == "kind" || kinds.iter().any(|n| aqm_params(n).contains(&k)) {
+            continue;
+        }
+        let others: Vec<&str> = AQM_NAMES
+            .iter()
+            .copied()
+            .filter(|n| aqm_params(n).contains(&k))
+            .collect();
+        let who = match others.as_slice() {
+            [one] => format!("{one} takes it"),
+            [init @ .., last] => format!("{} and {last} take it", init.join(", ")),
+            [] => "no discipline takes it".to_string(),
+        };
+        let msg = match (swept, kinds.first()) {
+            (false, Some(name)) => {
+                let takes = aqm_params(name);
+                format!(
+                    "{name} has no parameter {k} ({name} takes: {}; {who})",
+                    if takes.is_empty() {
+                        "none".to_string()
+                    } else {
+                        takes.join(", ")
+                    },
+                )
+            }
+            _ => format!(
+                "none of the swept kinds ({}) has a parameter {k} ({who})",
+                kinds.join(", "),
+            ),
+        };
+        return Err(ctx.err(
+            ErrorKind::Inconsistent,
+            &e.key_loc,
+            Some(qualified(sa, k)),
+            None,
+            msg,
+        ));
+    }
+    Ok(())
+}
+
+/// The controllers flow group table `group` may run: its `cc` value, or each of its list.
+pub(super) fn group_ccs<'c>(cat: &'c CcCatalog, group: &Table) -> Vec<&'c CcEntry> {
+    let names: Vec<&str> = match group.get("cc").map(|e| &e.node.v) {
+        Some(RawV::Str(s)) => vec![s.as_str()],
+        Some(RawV::Array(a)) => a
+            .iter()
+            .filter_map(|n| match &n.v {
+                RawV::Str(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut out: Vec<&CcEntry> = Vec::new();
+    for e in names.into_iter().filter_map(|n| cat.find(n)) {
+        if !out.iter().any(|x| x.name == e.name) {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Checks `cc_params` of flow group `i`: a table whose every key is a parameter of at least
+/// one of the group's controllers (a group that sweeps `cc` may set the parameters of any of
+/// them; each run applies those of its own controller).
+fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry) -> Result<(), ScenarioError> {
+    let RawV::Table(pt) = &e.node.v else {
+        return Err(ctx.err(
+            ErrorKind::WrongType,
+            &e.node.loc,
+            Some(qualified(Section::Flow(i), CC_PARAMS)),
+            Some(&e.node.v),
+            format!(
+                "expected a table of controller parameters (e.g. cc_params = {{ hystart = false }}), found {}",
+                e.node.v.type_name()
+            ),
+        ));
+    };
+    let ccs = group_ccs(ctx.cat, group);
+    for pe in &pt.entries {
+        let spec = ccs
+            .iter()
+            .find_map(|c| c.controller.and_then(|k| k.param(&pe.key)));
+        let Some(spec) = spec else {
+            let names = ccs
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let candidates: Vec<&str> = ccs
+                .iter()
+                .filter_map(|c| c.controller)
+                .flat_map(|k| k.params.iter().map(|p| p.name))
+                .collect();
+            let msg = if candidates.is_empty() {
+                let simulated = ccs
+                    .iter()
+                    .any(|c| cclab_core::cc::find(&c.name).is_some_and(|k| !k.params.is_empty()));
+                if simulated {
+                    format!(
+                        "{names} takes no parameters on {} (controller parameters are the simulator's; a kernel's module parameters belong to the host)",
+                        ctx.cat.owner
+                    )
+                } else {
+                    format!("{names} takes no parameters")
+                }
+            } else {
+                let near = candidates
+                    .iter()
+                    .map(|c| (levenshtein(&pe.key.to_ascii_lowercase(), c), *c))
+                    .min()
+                    .filter(|(d, _)| *d <= 3)
+                    .map(|(_, c)| format!("did you mean {c}? "))
+                    .unwrap_or_default();
+                format!(
+                    "not a parameter of {names} ({near}parameters: {})",
+                    candidates.join(", ")
+                )
+            };
+            return Err(ctx.err(
+                ErrorKind::UnknownKey,
+                &pe.key_loc,
+                Some(qualified(Section::CcParams(i), &pe.key)),
+                None,
+                msg,
+            ));
+        };
+        check_value(
+            ctx,
+            Section::CcParams(i),
+            &pe.key,
+            Kind::Param(spec),
+            &pe.node,
+        )?;
+    }
+    Ok(())
+}
+
+/// Checks one value, or each element of a list.
+fn check_value(
+    ctx: &Ctx<'_>,
+    section: Section,
+    key: &str,
+    kind: Kind,
+    node: &Node,
+) -> Result<(), ScenarioError> {
+    let q = qualified(section, key);
+    match &node.v {
+        RawV::Array(a) if sweeps(kind, &node.v) => {
+            if !kind.sweepable() {
+                return Err(ctx.err(
+                    ErrorKind::WrongType,
+                    &node.loc,
+                    Some(q),
+                    Some(&node.v),
+                    format!("{key} cannot be a list (only one value is allowed)"),
+                ));
+            }
+            if a.is_empty() {
+                return Err(ctx.err(
+                    ErrorKind::BadValue,
+                    &node.loc,
+                    Some(q),
+                    Some(&node.v),
+                    "empty list: give at least one value (a list sweeps the key over its values)",
+                ));
+            }
+            for (i, el) in a.iter().enumerate() {
+                let schedule = kind == Kind::Rate && is_schedule(&el.v);
+                if matches!(el.v, RawV::Array(_) | RawV::Table(_)) && !schedule {
+                    return Err(ctx.err(
+                        ErrorKind::WrongType,
+                        &el.loc,
+                        Some(format!("{q}[{i}]")),
+                        Some(&el.v),
+                        "lists cannot be nested and list elements cannot be tables",
+                    ));
+                }
+                parse_val(kind, &el.v, ctx.cat).map_err(|(k, m)| {
+                    ctx.err(k, &el.loc, Some(format!("{q}[{i}]")), Some(&el.v), m)
+                })?;
+            }
+            Ok(())
+        }
+        v => parse_val(kind, v, ctx.cat)
+            .map(|_| ())
+            .map_err(|(k, m)| ctx.err(k, &node.loc, Some(q), Some(v), m)),
+    }
+}

@@ -1,0 +1,303 @@
+//! The schema: the tables of a scenario file, the keys each takes and the kind of value each
+//! key holds ([`Kind`]), synonyms people write for keys, and the qualified names errors use.
+
+use cclab_core::cc::Param;
+
+use crate::model::CcCatalog;
+
+/// The kind of value a key holds: how [`super::value::parse_val`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Kind {
+    Name,
+    Description,
+    Duration,
+    Seed,
+    Rate,
+    Rtt,
+    Buffer,
+    Loss,
+    Mss,
+    Cc,
+    Count,
+    Start,
+    Size,
+    RttExtra,
+    InitCwnd,
+    /// `true` or `false`.
+    Bool,
+    /// `CONFIG_HZ`: one of [`HZ_VALUES`].
+    Hz,
+    /// A time, or `"off"` (= 0).
+    TimeOrOff,
+    /// A `tcp_rmem`/`tcp_wmem` triple: min, default, max sizes in one string.
+    MemTriple,
+    /// A size in bytes, or `"off"` (= not set).
+    SizeOrOff,
+    /// `rto_min`: a time from 1 ms to 10 s.
+    RtoMin,
+    /// `hosts.profile`: a named set of host settings ([`HOST_PROFILES`]).
+    Profile,
+    /// `link.loss_burst`: a mean run length in packets, a number from 1 to 1000.
+    Burst,
+    /// `link.aqm`: a queue discipline's name ([`AQM_NAMES`]), or a `[link.aqm]` table.
+    Aqm,
+    /// `link.aqm.kind`: a queue discipline's name.
+    AqmName,
+    /// `link.policer`, `link.shaper`: a rate, or a table with `rate` and `burst`.
+    Bucket,
+    /// `link.loss_unit`: one of [`LOSS_UNITS`].
+    LossUnit,
+    /// `link.trace`: a trace file's path.
+    Trace,
+    /// A token bucket's `burst`: a positive size.
+    BucketBurst,
+    /// A positive time.
+    PosTime,
+    /// A whole number in a range.
+    Int {
+        lo: u64,
+        hi: u64,
+    },
+    /// A controller parameter (`cc_params`), of the kind its registry entry declares.
+    Param(&'static Param),
+}
+
+impl Kind {
+    pub(super) fn sweepable(self) -> bool {
+        !matches!(self, Kind::Name | Kind::Description)
+    }
+}
+
+pub(super) const TOP_SCALARS: &[(&str, Kind)] = &[
+    ("name", Kind::Name),
+    ("duration", Kind::Duration),
+    ("seed", Kind::Seed),
+    ("description", Kind::Description),
+];
+pub(super) const TOP_TABLES: &[&str] = &["link", "hosts", "flows", "reference"];
+
+/// Queue disciplines `link.aqm` may name.
+pub const AQM_NAMES: &[&str] = &["droptail", "codel", "fq_codel", "pie"];
+/// Units of random loss (`link.loss_unit`).
+pub const LOSS_UNITS: &[&str] = &["segment", "gso"];
+pub(super) const LINK_KEYS: &[(&str, Kind)] = &[
+    ("rate", Kind::Rate),
+    ("rtt", Kind::Rtt),
+    ("buffer", Kind::Buffer),
+    ("loss", Kind::Loss),
+    ("loss_burst", Kind::Burst),
+    ("ack_loss", Kind::Loss),
+    ("mss", Kind::Mss),
+    ("ecn_threshold", Kind::RttExtra),
+    ("loss_unit", Kind::LossUnit),
+    ("aqm", Kind::Aqm),
+    ("policer", Kind::Bucket),
+    ("shaper", Kind::Bucket),
+    ("trace", Kind::Trace),
+    ("jitter", Kind::RttExtra),
+    ("reorder", Kind::Bool),
+    ("ack_aggregation", Kind::RttExtra),
+    // Old names of `hosts.latency` and `hosts.jitter`, still accepted.
+    ("host_latency", Kind::RttExtra),
+    ("host_jitter", Kind::RttExtra),
+];
+/// Keys of a `[link.aqm]` table: the discipline and every parameter any of them takes
+/// (which ones a discipline takes: [`aqm_params`]).
+pub(super) const AQM_KEYS: &[(&str, Kind)] = &[
+    ("kind", Kind::AqmName),
+    ("target", Kind::PosTime),
+    ("interval", Kind::PosTime),
+    ("ecn", Kind::Bool),
+    ("flows", Kind::Int { lo: 1, hi: 65536 }),
+    (
+        "quantum",
+        Kind::Int {
+            lo: 256,
+            hi: 1 << 20,
+        },
+    ),
+    ("drop_batch", Kind::Int { lo: 1, hi: 1024 }),
+    ("tupdate", Kind::PosTime),
+    ("alpha", Kind::Int { lo: 0, hi: 32 }),
+    ("beta", Kind::Int { lo: 0, hi: 32 }),
+    ("max_burst", Kind::RttExtra),
+    ("bytemode", Kind::Bool),
+    ("dq_rate_estimator", Kind::Bool),
+];
+/// Keys of a `[link.policer]` or `[link.shaper]` table.
+pub(super) const BUCKET_KEYS: &[(&str, Kind)] =
+    &[("rate", Kind::Rate), ("burst", Kind::BucketBurst)];
+
+/// The `[link.aqm]` parameters each discipline takes.
+pub fn aqm_params(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "codel" => &["target", "interval", "ecn"],
+        "fq_codel" => &[
+            "target",
+            "interval",
+            "ecn",
+            "flows",
+            "quantum",
+            "drop_batch",
+        ],
+        "pie" => &[
+            "target",
+            "tupdate",
+            "alpha",
+            "beta",
+            "max_burst",
+            "ecn",
+            "bytemode",
+            "dq_rate_estimator",
+        ],
+        _ => &[],
+    }
+}
+
+pub(super) const HOST_KEYS: &[(&str, Kind)] = &[
+    ("latency", Kind::RttExtra),
+    ("jitter", Kind::RttExtra),
+    ("wake", Kind::TimeOrOff),
+    ("wake_idle", Kind::RttExtra),
+    ("shared_cpu", Kind::Bool),
+    ("hz", Kind::Hz),
+    ("tcp_rmem", Kind::MemTriple),
+    ("tcp_wmem", Kind::MemTriple),
+    ("rcvbuf", Kind::SizeOrOff),
+    ("sndbuf", Kind::SizeOrOff),
+    ("init_cwnd", Kind::InitCwnd),
+    ("init_rwnd", Kind::InitCwnd),
+    ("rto_min", Kind::RtoMin),
+    ("slow_start_after_idle", Kind::Bool),
+    ("notsent_lowat", Kind::SizeOrOff),
+    ("pacing", Kind::Bool),
+    ("probe_start", Kind::Bool),
+    ("profile", Kind::Profile),
+];
+pub(super) const FLOW_KEYS: &[(&str, Kind)] = &[
+    ("cc", Kind::Cc),
+    ("count", Kind::Count),
+    ("start", Kind::Start),
+    ("size", Kind::Size),
+    ("rtt_extra", Kind::RttExtra),
+    ("init_cwnd", Kind::InitCwnd),
+    ("ecn", Kind::Bool),
+];
+/// The key of a flow group's controller parameters (a table, checked against the catalog).
+pub(super) const CC_PARAMS: &str = "cc_params";
+
+/// Words people write for a key, mapped to the key's qualified name.
+pub(super) const SYNONYMS: &[(&str, &str)] = &[
+    ("bandwidth", "link.rate"),
+    ("bw", "link.rate"),
+    ("capacity", "link.rate"),
+    ("delay", "link.rtt"),
+    ("latency", "link.rtt"),
+    ("min_rtt", "link.rtt"),
+    ("queue", "link.buffer"),
+    ("qlen", "link.buffer"),
+    ("queue_size", "link.buffer"),
+    ("buffer_size", "link.buffer"),
+    ("drop", "link.loss"),
+    ("loss_rate", "link.loss"),
+    ("algorithm", "flows.cc"),
+    ("algo", "flows.cc"),
+    ("congestion_control", "flows.cc"),
+    ("cca", "flows.cc"),
+    ("flow", "flows"),
+    ("n", "flows.count"),
+    ("num", "flows.count"),
+    ("bytes", "flows.size"),
+    ("initcwnd", "flows.init_cwnd"),
+    ("iw", "flows.init_cwnd"),
+    ("time", "duration"),
+    ("length", "duration"),
+    ("host", "hosts"),
+    ("params", "flows.cc_params"),
+    ("cc_param", "flows.cc_params"),
+    ("host_delay", "hosts.latency"),
+    ("config_hz", "hosts.hz"),
+];
+
+/// Which table a key is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum Section {
+    Top,
+    Link,
+    Hosts,
+    Flow(usize),
+    /// The `cc_params` table of flow group `i`.
+    CcParams(usize),
+    /// A table under `[link]`: `[link.aqm]`, `[link.policer]`, `[link.shaper]`.
+    LinkSub(Sub),
+}
+
+/// The tables under `[link]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum Sub {
+    Aqm,
+    Policer,
+    Shaper,
+}
+
+impl Sub {
+    pub(super) const ALL: [Sub; 3] = [Sub::Aqm, Sub::Policer, Sub::Shaper];
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Sub::Aqm => "aqm",
+            Sub::Policer => "policer",
+            Sub::Shaper => "shaper",
+        }
+    }
+    pub(super) fn of(key: &str) -> Option<Sub> {
+        Sub::ALL.into_iter().find(|s| s.key() == key)
+    }
+    pub(super) fn keys(self) -> &'static [(&'static str, Kind)] {
+        match self {
+            Sub::Aqm => AQM_KEYS,
+            Sub::Policer | Sub::Shaper => BUCKET_KEYS,
+        }
+    }
+    /// The key that names what the table is (the one a bare value stands for).
+    pub(super) fn main_key(self) -> &'static str {
+        match self {
+            Sub::Aqm => "kind",
+            Sub::Policer | Sub::Shaper => "rate",
+        }
+    }
+}
+
+/// The keys of a table, with their kinds; `cc_params` keys come from the catalog.
+pub(super) fn section_keys(s: Section, cat: &CcCatalog) -> Vec<(&'static str, Kind)> {
+    match s {
+        Section::Top => TOP_SCALARS.to_vec(),
+        Section::Link => LINK_KEYS.to_vec(),
+        Section::Hosts => HOST_KEYS.to_vec(),
+        Section::Flow(_) => FLOW_KEYS.to_vec(),
+        Section::CcParams(_) => cat
+            .all_params()
+            .iter()
+            .map(|p| (p.name, Kind::Param(p)))
+            .collect(),
+        Section::LinkSub(sub) => sub.keys().to_vec(),
+    }
+}
+
+pub(super) fn key_kind(s: Section, key: &str, cat: &CcCatalog) -> Option<Kind> {
+    section_keys(s, cat)
+        .into_iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, kind)| kind)
+}
+
+/// The qualified name of `key` in `section` (`link.rate`, `flows.0.cc`), as errors name it.
+pub(super) fn qualified(section: Section, key: &str) -> String {
+    match section {
+        Section::Top => key.to_string(),
+        Section::Link => format!("link.{key}"),
+        Section::Hosts => format!("hosts.{key}"),
+        Section::Flow(i) => format!("flows.{i}.{key}"),
+        Section::CcParams(i) => format!("flows.{i}.{CC_PARAMS}.{key}"),
+        Section::LinkSub(sub) => format!("link.{}.{key}", sub.key()),
+    }
+}
