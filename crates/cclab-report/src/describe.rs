@@ -243,12 +243,7 @@ fn show_elements(r: &Map<String, Value>) -> String {
     match text(r, "link.aqm") {
         None | Some("droptail") => e.push("drop-tail".into()),
         Some(aqm) => {
-            let name = match aqm {
-                "codel" => "CoDel",
-                "fq_codel" => "FQ-CoDel",
-                "pie" => "PIE",
-                other => other,
-            };
+            let name = cclab_path::Aqm::by_name(aqm).map_or(aqm, |a| a.title);
             let mut s = name.to_string();
             if r.contains_key("link.aqm.target") {
                 s.push_str(&format!(

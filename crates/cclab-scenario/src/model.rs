@@ -283,7 +283,7 @@ impl LinkSpec {
     /// `link.policer.*`, `link.shaper.*`, the rate schedule or trace, loss unit, jitter,
     /// reordering, ACK aggregation), in the SI units of [`Scenario::resolved`].
     pub fn path_values(&self) -> Vec<(String, Value)> {
-        use cclab_path::{AqmDesc, LossUnit, RateDesc};
+        use cclab_path::{LossUnit, RateDesc, SettingValue};
         let secs = |ns: u64| Value::from(ns as f64 / 1e9);
         let mut v: Vec<(String, Value)> = Vec::new();
         let mut put = |k: &str, x: Value| v.push((k.to_string(), x));
@@ -310,34 +310,14 @@ impl LinkSpec {
             }),
         );
         put("link.aqm", Value::from(self.path.aqm.name()));
-        match &self.path.aqm {
-            AqmDesc::DropTail => {}
-            AqmDesc::Codel(p) => {
-                put("link.aqm.target", secs(p.target_ns));
-                put("link.aqm.interval", secs(p.interval_ns));
-                put("link.aqm.ecn", Value::from(p.ecn));
-            }
-            AqmDesc::FqCodel(p) => {
-                put("link.aqm.target", secs(p.target_ns));
-                put("link.aqm.interval", secs(p.interval_ns));
-                put("link.aqm.ecn", Value::from(p.ecn));
-                put("link.aqm.flows", Value::from(p.flows));
-                put("link.aqm.quantum", Value::from(p.quantum));
-                put("link.aqm.drop_batch", Value::from(p.drop_batch));
-            }
-            AqmDesc::Pie(p) => {
-                put("link.aqm.target", secs(p.target_ns));
-                put("link.aqm.tupdate", secs(p.tupdate_ns));
-                put("link.aqm.alpha", Value::from(p.alpha));
-                put("link.aqm.beta", Value::from(p.beta));
-                put("link.aqm.max_burst", secs(p.max_burst_ns));
-                put("link.aqm.ecn", Value::from(p.ecn));
-                put("link.aqm.bytemode", Value::from(p.bytemode));
-                put(
-                    "link.aqm.dq_rate_estimator",
-                    Value::from(p.dq_rate_estimator),
-                );
-            }
+        let aqm = &self.path.aqm;
+        for (s, v) in aqm.kind().settings.iter().zip(aqm.values()) {
+            let x = match v {
+                SettingValue::Time(ns) => secs(ns),
+                SettingValue::Int(i) => Value::from(i),
+                SettingValue::Bool(b) => Value::from(b),
+            };
+            put(&format!("link.aqm.{}", s.name), x);
         }
         for (name, b) in [
             ("policer", &self.path.policer),

@@ -370,59 +370,42 @@ fn aqm_table_sets_each_parameter() {
 
 #[test]
 fn aqm_every_discipline_lists_its_parameters() {
-    // Every parameter a discipline takes is accepted for it (aqm_params is the truth).
-    let values = [
-        ("target", "\"3ms\""),
-        ("interval", "\"30ms\""),
-        ("ecn", "false"),
-        ("flows", "64"),
-        ("quantum", "3000"),
-        ("drop_batch", "2"),
-        ("tupdate", "\"5ms\""),
-        ("alpha", "1"),
-        ("beta", "2"),
-        ("max_burst", "\"1ms\""),
-        ("bytemode", "true"),
-        ("dq_rate_estimator", "true"),
-    ];
-    let takes = [
-        ("codel", &["target", "interval", "ecn"][..]),
-        (
-            "fq_codel",
-            &[
-                "target",
-                "interval",
-                "ecn",
-                "flows",
-                "quantum",
-                "drop_batch",
-            ][..],
-        ),
-        (
-            "pie",
-            &[
-                "target",
-                "tupdate",
-                "alpha",
-                "beta",
-                "max_burst",
-                "ecn",
-                "bytemode",
-                "dq_rate_estimator",
-            ][..],
-        ),
-        ("droptail", &[][..]),
-    ];
-    for (kind, params) in takes {
-        for (k, v) in values {
+    // Every setting a discipline declares (cclab_path::AQMS is the truth) is accepted for it,
+    // and every other discipline's is refused; a value of the declared kind for each.
+    let keys: Vec<&cclab_path::Setting> = {
+        let mut v: Vec<&cclab_path::Setting> = Vec::new();
+        for s in cclab_path::AQMS.iter().flat_map(|a| a.settings) {
+            if !v.iter().any(|x| x.name == s.name) {
+                v.push(s);
+            }
+        }
+        v
+    };
+    assert!(keys.len() >= 12, "{} settings", keys.len());
+    for aqm in cclab_path::AQMS {
+        for s in &keys {
+            let v = match s.kind {
+                cclab_path::SettingKind::Time { .. } => "\"3ms\"".to_string(),
+                cclab_path::SettingKind::Int { min, .. } => min.to_string(),
+                cclab_path::SettingKind::Bool => "true".to_string(),
+            };
+            let (kind, k) = (aqm.name, s.name);
             let text = with_tables(&format!("[link.aqm]\nkind = \"{kind}\"\n{k} = {v}"));
             let r = match ScenarioFile::from_str(&text, "t.toml") {
                 Ok(f) => f.expand().map(|_| ()),
                 Err(e) => Err(e),
             };
-            assert_eq!(r.is_ok(), params.contains(&k), "{kind}.{k}: {r:?}");
+            let takes = aqm.settings.iter().any(|x| x.name == k);
+            assert_eq!(r.is_ok(), takes, "{kind}.{k}: {r:?}");
         }
     }
+    // The lists as docs/scenarios.md gives them.
+    let names = |kind: &str| -> Vec<&str> {
+        let a = cclab_path::Aqm::by_name(kind).expect("registered");
+        a.settings.iter().map(|s| s.name).collect()
+    };
+    assert_eq!(names("codel"), ["target", "interval", "ecn"]);
+    assert_eq!(names("droptail"), Vec::<&str>::new());
 }
 
 #[test]

@@ -1696,3 +1696,68 @@ fn loss_burst_is_checked() {
     let e = err(&with_link("loss_burst = 0.5"));
     assert!(e.contains("from 1 (independent loss) to 1000"), "{e}");
 }
+
+/// docs/scenarios.md's table of `[link.aqm]` parameters follows the declarations
+/// (`cclab_path::AQMS`): a column per discipline, a row per setting, each discipline's
+/// default in its column and nothing where it does not take the setting.
+#[test]
+fn docs_list_every_declared_aqm_setting_with_its_default() {
+    use cclab_path::SettingValue;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenarios.md");
+    let doc = std::fs::read_to_string(path).expect("docs/scenarios.md");
+    let table: Vec<Vec<String>> = doc
+        .split("The `[link.aqm]` parameters")
+        .nth(1)
+        .expect("the [link.aqm] table")
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    let aqms: Vec<&cclab_path::Aqm> = cclab_path::AQMS
+        .iter()
+        .filter(|a| !a.settings.is_empty())
+        .collect();
+    let header: Vec<&str> = aqms.iter().map(|a| a.name).collect();
+    assert_eq!(
+        table[0][2..2 + aqms.len()],
+        header[..],
+        "columns: {:?}",
+        table[0]
+    );
+    let shown = |v: SettingValue| match v {
+        SettingValue::Time(ns) => format!("{} ms", ns / 1_000_000),
+        SettingValue::Int(i) => i.to_string(),
+        SettingValue::Bool(b) => b.to_string(),
+    };
+    let mut rows = 0;
+    for row in &table[2..] {
+        let key = row[1].trim_matches('`');
+        let mut declared = false;
+        for (i, a) in aqms.iter().enumerate() {
+            let want = a
+                .settings
+                .iter()
+                .find(|s| s.name == key)
+                .map(|s| shown(s.default))
+                .unwrap_or_default();
+            declared |= !want.is_empty();
+            assert_eq!(
+                row[2 + i],
+                want,
+                "docs/scenarios.md: {key} under {}",
+                a.name
+            );
+        }
+        assert!(
+            declared,
+            "docs/scenarios.md lists {key}, which no discipline declares"
+        );
+        rows += 1;
+    }
+    let keys: std::collections::BTreeSet<&str> = aqms
+        .iter()
+        .flat_map(|a| a.settings.iter().map(|s| s.name))
+        .collect();
+    assert_eq!(rows, keys.len(), "a row per declared setting: {keys:?}");
+}

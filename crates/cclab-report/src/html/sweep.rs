@@ -115,8 +115,11 @@ fn log_span(vals: &[f64]) -> f64 {
 fn is_size_leaf(leaf: &str) -> bool {
     matches!(
         leaf,
-        "size" | "buffer" | "burst" | "rcvbuf" | "sndbuf" | "notsent_lowat" | "quantum"
-    )
+        "size" | "buffer" | "burst" | "rcvbuf" | "sndbuf" | "notsent_lowat"
+    ) || cclab_path::AQMS
+        .iter()
+        .flat_map(|a| a.settings)
+        .any(|s| s.name == leaf && s.unit == "bytes")
 }
 
 /// A size as text (`"64kb"`, `"2mib"`, `"3000b"`) in bytes; None for anything else.

@@ -339,7 +339,7 @@ impl ScenarioFile {
         ctx: &Ctx<'_>,
         pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
     ) -> Result<cclab_path::AqmDesc, ScenarioError> {
-        use cclab_path::{AqmDesc, CodelParams, FqCodelParams, PieParams};
+        use cclab_path::{AqmDesc, Given, SettingValue};
         let sa = Section::LinkSub(Sub::Aqm);
         let val = |section: Section, key: &str| -> Result<Option<Val>, ScenarioError> {
             Ok(self.value_at(ctx, pick, section, key)?.map(|(v, _)| v))
@@ -354,53 +354,22 @@ impl ScenarioFile {
             _ => "droptail".into(),
         };
         // (A parameter the discipline does not take was refused by `check_aqm_params`.)
-        let t = |k: &str, d: u64| -> Result<u64, ScenarioError> {
-            Ok(match val(sa, k)? {
-                Some(Val::Ns(x) | Val::Int(x)) => x,
-                _ => d,
-            })
+        let Some(aqm) = cclab_path::Aqm::by_name(&name) else {
+            return Ok(AqmDesc::DropTail);
         };
-        let flag = |k: &str, d: bool| -> Result<bool, ScenarioError> {
-            Ok(match val(sa, k)? {
-                Some(Val::Bool(x)) => x,
-                _ => d,
-            })
-        };
-        Ok(match name.as_str() {
-            "codel" => {
-                let d = CodelParams::default();
-                AqmDesc::Codel(CodelParams {
-                    target_ns: t("target", d.target_ns)?,
-                    interval_ns: t("interval", d.interval_ns)?,
-                    ecn: flag("ecn", d.ecn)?,
-                })
-            }
-            "fq_codel" => {
-                let d = FqCodelParams::default();
-                AqmDesc::FqCodel(FqCodelParams {
-                    target_ns: t("target", d.target_ns)?,
-                    interval_ns: t("interval", d.interval_ns)?,
-                    ecn: flag("ecn", d.ecn)?,
-                    flows: t("flows", d.flows as u64)? as u32,
-                    quantum: t("quantum", d.quantum as u64)? as u32,
-                    drop_batch: t("drop_batch", d.drop_batch as u64)? as u32,
-                })
-            }
-            "pie" => {
-                let d = PieParams::default();
-                AqmDesc::Pie(PieParams {
-                    target_ns: t("target", d.target_ns)?,
-                    tupdate_ns: t("tupdate", d.tupdate_ns)?,
-                    alpha: t("alpha", d.alpha as u64)? as u32,
-                    beta: t("beta", d.beta as u64)? as u32,
-                    max_burst_ns: t("max_burst", d.max_burst_ns)?,
-                    ecn: flag("ecn", d.ecn)?,
-                    bytemode: flag("bytemode", d.bytemode)?,
-                    dq_rate_estimator: flag("dq_rate_estimator", d.dq_rate_estimator)?,
-                })
-            }
-            _ => AqmDesc::DropTail,
-        })
+        // Each setting the table gives, read in the order the discipline declares them.
+        let mut given = Vec::new();
+        for s in aqm.settings {
+            let v = match val(sa, s.name)? {
+                Some(Val::Ns(x)) => SettingValue::Time(x),
+                Some(Val::Int(x)) => SettingValue::Int(x),
+                Some(Val::Bool(x)) => SettingValue::Bool(x),
+                _ => continue,
+            };
+            given.push((s.name, v));
+        }
+        let get = |k: &str| given.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+        Ok((aqm.describe)(&Given::new(aqm.settings, &get)))
     }
 
     /// The trace `link.trace` names at the matrix point `pick` describes, read and checked. A

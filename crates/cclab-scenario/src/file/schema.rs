@@ -2,6 +2,8 @@
 //! key holds ([`Kind`]), synonyms people write for keys, and the qualified names errors use.
 
 use cclab_core::cc::Param;
+use cclab_path::{Setting, SettingKind};
+use std::sync::LazyLock;
 
 use crate::model::CcCatalog;
 
@@ -77,7 +79,9 @@ pub(super) const TOP_SCALARS: &[(&str, Kind)] = &[
 pub(super) const TOP_TABLES: &[&str] = &["link", "hosts", "flows", "reference"];
 
 /// Queue disciplines `link.aqm` may name.
-pub const AQM_NAMES: &[&str] = &["droptail", "codel", "fq_codel", "pie"];
+/// (`cclab_path::AQMS`, where each discipline is registered.)
+pub static AQM_NAMES: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| cclab_path::AQMS.iter().map(|a| a.name).collect());
 /// Units of random loss (`link.loss_unit`).
 pub const LOSS_UNITS: &[&str] = &["segment", "gso"];
 pub(super) const LINK_KEYS: &[(&str, Kind)] = &[
@@ -101,57 +105,36 @@ pub(super) const LINK_KEYS: &[(&str, Kind)] = &[
     ("host_latency", Kind::RttExtra),
     ("host_jitter", Kind::RttExtra),
 ];
-/// Keys of a `[link.aqm]` table: the discipline and every parameter any of them takes
-/// (which ones a discipline takes: [`aqm_params`]).
-pub(super) const AQM_KEYS: &[(&str, Kind)] = &[
-    ("kind", Kind::AqmName),
-    ("target", Kind::PosTime),
-    ("interval", Kind::PosTime),
-    ("ecn", Kind::Bool),
-    ("flows", Kind::Int { lo: 1, hi: 65536 }),
-    (
-        "quantum",
-        Kind::Int {
-            lo: 256,
-            hi: 1 << 20,
-        },
-    ),
-    ("drop_batch", Kind::Int { lo: 1, hi: 1024 }),
-    ("tupdate", Kind::PosTime),
-    ("alpha", Kind::Int { lo: 0, hi: 32 }),
-    ("beta", Kind::Int { lo: 0, hi: 32 }),
-    ("max_burst", Kind::RttExtra),
-    ("bytemode", Kind::Bool),
-    ("dq_rate_estimator", Kind::Bool),
-];
+/// Keys of a `[link.aqm]` table: the discipline and every setting any of them declares, in
+/// the order of `cclab_path::AQMS` (which ones a discipline takes: [`aqm_params`]).
+pub(super) static AQM_KEYS: LazyLock<Vec<(&'static str, Kind)>> = LazyLock::new(|| {
+    let mut keys = vec![("kind", Kind::AqmName)];
+    for s in cclab_path::AQMS.iter().flat_map(|a| a.settings) {
+        if !keys.iter().any(|(k, _)| *k == s.name) {
+            keys.push((s.name, setting_kind(s)));
+        }
+    }
+    keys
+});
+
+/// How a scenario reads a path element's declared setting.
+fn setting_kind(s: &Setting) -> Kind {
+    match s.kind {
+        SettingKind::Time { zero: false } => Kind::PosTime,
+        SettingKind::Time { zero: true } => Kind::RttExtra,
+        SettingKind::Int { min, max } => Kind::Int { lo: min, hi: max },
+        SettingKind::Bool => Kind::Bool,
+    }
+}
 /// Keys of a `[link.policer]` or `[link.shaper]` table.
 pub(super) const BUCKET_KEYS: &[(&str, Kind)] =
     &[("rate", Kind::Rate), ("burst", Kind::BucketBurst)];
 
-/// The `[link.aqm]` parameters each discipline takes.
-pub fn aqm_params(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "codel" => &["target", "interval", "ecn"],
-        "fq_codel" => &[
-            "target",
-            "interval",
-            "ecn",
-            "flows",
-            "quantum",
-            "drop_batch",
-        ],
-        "pie" => &[
-            "target",
-            "tupdate",
-            "alpha",
-            "beta",
-            "max_burst",
-            "ecn",
-            "bytemode",
-            "dq_rate_estimator",
-        ],
-        _ => &[],
-    }
+/// The `[link.aqm]` parameters discipline `kind` takes (none for an unknown name).
+pub fn aqm_params(kind: &str) -> Vec<&'static str> {
+    cclab_path::Aqm::by_name(kind)
+        .map(|a| a.settings.iter().map(|s| s.name).collect())
+        .unwrap_or_default()
 }
 
 pub(super) const HOST_KEYS: &[(&str, Kind)] = &[
@@ -254,7 +237,7 @@ impl Sub {
     }
     pub(super) fn keys(self) -> &'static [(&'static str, Kind)] {
         match self {
-            Sub::Aqm => AQM_KEYS,
+            Sub::Aqm => &AQM_KEYS,
             Sub::Policer | Sub::Shaper => BUCKET_KEYS,
         }
     }
