@@ -291,12 +291,12 @@ fn estimate_row(out: &mut String, name: &str, e: &Estimate, f: fn(f64) -> String
 }
 
 /// predicted / measured as a cell: green within x1.5 either way, red beyond (the band of
-/// the published figures, [`crate::table::within`]).
+/// the published figures, [`crate::units::within`]).
 fn ratio_cell(ratio: Option<f64>) -> String {
     match ratio {
         Some(r) => format!(
             "<td class=\"n ratio {}\" title=\"predicted / measured\">×{r:.2}</td>",
-            if crate::table::within(r) { "ok" } else { "off" }
+            if crate::units::within(r) { "ok" } else { "off" }
         ),
         None => "<td class=\"n muted\">–</td>".into(),
     }

@@ -3,9 +3,9 @@
 //! - [`table`]: the terminal table (one row per run and flow, a link line per run).
 //! - [`export`]: CSV (flows summary, time series) and JSON writers.
 //! - [`units`]: human formatting of rates, times and ratios.
-//! - [`html`]: the self-contained HTML report (`report.html`) with [`plot`], a small SVG
-//!   plotting module.
-//! - [`overlay`]: several documents of one scenario in the same charts; [`ts`]: time-series
+//! - [`html`]: the self-contained HTML report (`report.html`; its overlays put several
+//!   documents of one scenario in the same charts) with [`plot`], a small SVG plotting
+//!   module; [`ts`]: time-series
 //!   charts (static SVG + the data of the interactive uPlot chart); [`calpage`]: the
 //!   calibration page (simulator against kernel).
 //! - [`load`]: read results directories back (results.json + series/run-N.csv).
@@ -23,7 +23,6 @@ pub mod export;
 pub mod host;
 pub mod html;
 pub mod load;
-pub mod overlay;
 pub mod plot;
 pub mod table;
 pub mod ts;

@@ -165,6 +165,26 @@ pub fn run_metric(m: &MetricDef, r: &RunResult) -> String {
     m.of_run(r).map(|v| of(m.kind, v)).unwrap_or_default()
 }
 
+/// Within x1.5 of the published figure: 1/1.5 <= cclab / published <= 1.5.
+pub const WITHIN: f64 = 1.5;
+
+/// "x1.07": cclab's figure over the published one (a third decimal next to the x1.5 bounds,
+/// so that "x1.50" never hides which side a ratio is on).
+pub fn ratio_text(r: f64) -> String {
+    if (r - WITHIN).abs() < 0.005 || (r - 1.0 / WITHIN).abs() < 0.005 {
+        format!("x{r:.3}")
+    } else if r >= 9.995 {
+        format!("x{r:.1}")
+    } else {
+        format!("x{r:.2}")
+    }
+}
+
+/// Whether a ratio cclab / published is within x1.5.
+pub fn within(r: f64) -> bool {
+    (1.0 / WITHIN..=WITHIN).contains(&r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

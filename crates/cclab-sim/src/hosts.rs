@@ -27,13 +27,8 @@ pub struct HostLatency {
 
 impl HostLatency {
     /// The kernel lab's hosts (`[hosts] latency = "40us"`, `jitter = "40us"` in the
-    /// calibration scenarios): 40 us + Exp(40 us), p10/p50/p90/p99 44/68/132/224 us. The
-    /// link element timed each host: from writing a segment to reading its ACK (the
-    /// receiver) p10/p50/p90/p99 24/42/65/252 us at 500 Mbit/s x 1 ms and 26/46/85/752 us at
-    /// 500 Mbit/s x 0.5 ms; from writing an ACK to reading the data it released (the
-    /// sender) 26/38/60/79 and 30/41/56/92 us. A lighter tail (20 us + Exp(20 us) per host)
-    /// fits the medians as well but loses the ACK trains that inflate BBR's bandwidth
-    /// samples at 1 Gbit/s (docs/fidelity.md, item 15).
+    /// calibration scenarios): 40 us + Exp(40 us), as the link element timed both ends of
+    /// the lab (the measurements, and why not a lighter tail: docs/fidelity.md, item 15).
     pub const LAB: HostLatency = HostLatency {
         base_ns: 40_000,
         mean_ns: 40_000,

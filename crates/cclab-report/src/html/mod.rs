@@ -14,6 +14,7 @@
 //! headline and sweep charts; `run` one run's section and charts.
 
 mod lookup;
+mod overlay;
 mod page;
 mod palette;
 mod run;
@@ -176,7 +177,7 @@ pub fn render(sources: &[Source], opts: &Options) -> String {
                 .iter()
                 .map(|&i| (&sources[i], labels[i].as_str()))
                 .collect();
-            crate::overlay::section(&mut page, gi, &members, &pal, per_line, opts);
+            overlay::section(&mut page, gi, &members, &pal, per_line, opts);
         }
     }
     let version = sources

@@ -414,9 +414,9 @@ pub(crate) fn summary_table(out: &mut String, doc: &ResultsDoc, pal: &Palette) {
 }
 
 /// cclab / published as a table cell: green within x1.5 either way (the terminal's
-/// [`crate::table::within`]), red beyond.
+/// [`crate::units::within`]), red beyond.
 fn ratio_cell(ratio: f64) -> String {
-    let cls = if crate::table::within(ratio) {
+    let cls = if crate::units::within(ratio) {
         "ok"
     } else {
         "off"

@@ -10,7 +10,7 @@
 //!   first document.
 //! - Runs over time: the lined-up runs' time series in the same charts (dash per document).
 
-use crate::html::{
+use super::{
     bar_tip, ccs_of, goodput_of, index_of, is_cc_key, key_name, matrix_charts, median_min_max, mix,
     params_label, point_label, points, reference_for, reference_text, run_charts, seeds_note, slug,
     ts_figures, Page, Palette, RunRef,
@@ -90,7 +90,7 @@ pub(crate) fn section(
     members: &[(&Source, &str)],
     pal: &Palette,
     per_line: usize,
-    opts: &crate::html::Options,
+    opts: &super::Options,
 ) {
     let docs: Vec<&ResultsDoc> = members.iter().map(|m| &m.0.doc).collect();
     let scenario = &docs[0].scenario;
@@ -135,7 +135,7 @@ pub(crate) fn section(
     }
     page.body.push_str("</ul>");
     for d in &docs {
-        crate::html::unfinished_warning(&mut page.body, d);
+        super::unfinished_warning(&mut page.body, d);
     }
     if docs.iter().all(|d| d.runs.is_empty()) {
         page.body.push_str("<p>No runs.</p></section>");
