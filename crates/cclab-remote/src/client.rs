@@ -1,6 +1,8 @@
 //! `cclab perf`: runs against a `cclab serve`, one control connection for all of them and
 //! one data connection per run and stream, results in cclab's schema (`backend: "host"`).
 
+mod probe;
+
 use crate::auth::{self, Key};
 use crate::protocol::{Conn, LimitsMsg, Msg, Sample, MAC_LEN, SESSION_LEN, VERSION};
 use crate::results::{self, FlowMeasure};
@@ -330,7 +332,7 @@ pub fn perf(o: &PerfOptions) -> Result<ResultsDoc, RemoteError> {
         None
     } else if o.probe {
         let (steal0, t0) = (cclab_sys::steal_ms(), std::time::Instant::now());
-        let (runs, mut notes) = crate::probe::run(&mut s, o)?;
+        let (runs, mut notes) = probe::run(&mut s, o)?;
         if let Some(share) = steal_share(steal0, t0.elapsed().as_secs_f64())
             .filter(|&x| x > cclab_results::LabConditions::MAX_STEAL_SHARE)
         {

@@ -20,7 +20,6 @@ pub mod fit;
 pub mod get;
 #[doc(hidden)]
 pub mod httpd;
-mod probe;
 pub mod protocol;
 pub mod results;
 pub mod sampler;

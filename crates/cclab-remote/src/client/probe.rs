@@ -15,7 +15,7 @@
 //!
 //! 15 to 55 s in all (the loss phase's length turns on the loss), a progress line per phase.
 
-use crate::client::{run_flows, PerfOptions, Session};
+use super::{run_flows, PerfOptions, Session};
 use crate::fit::{self, ProbeRun};
 use crate::{sampler, RemoteError};
 use std::time::Duration;
