@@ -51,18 +51,20 @@ pub struct CodelParams {
     pub ecn: bool,
 }
 
+/// CoDel's settings, which FQ-CoDel takes too (it runs CoDel on each flow).
+pub(crate) const CODEL_TARGET: Setting =
+    Setting::time("target", 5_000_000, "acceptable standing queue delay");
+pub(crate) const CODEL_INTERVAL: Setting = Setting::time("interval", 100_000_000, "CoDel's window");
+pub(crate) const CODEL_ECN: Setting = Setting::flag(
+    "ecn",
+    true,
+    "mark ECN-capable packets CE instead of dropping them",
+);
+
 impl CodelParams {
     /// What `[link.aqm]` may set for CoDel, with Linux's defaults (except `ecn`: cclab
     /// marks by default; Linux's sch_codel defaults to `noecn`).
-    pub const SETTINGS: &'static [Setting] = &[
-        Setting::time("target", 5_000_000, "acceptable standing queue delay"),
-        Setting::time("interval", 100_000_000, "CoDel's window"),
-        Setting::flag(
-            "ecn",
-            true,
-            "mark ECN-capable packets CE instead of dropping them",
-        ),
-    ];
+    pub const SETTINGS: &'static [Setting] = &[CODEL_TARGET, CODEL_INTERVAL, CODEL_ECN];
 
     /// The parameters with the settings `g` gives (defaults for the rest).
     pub fn from_settings(g: &Given) -> Self {

@@ -37,7 +37,10 @@
 //!   marked [`Packet::mark_burst_broken`].
 
 use crate::element::Packet;
-use crate::elements::codel::{codel_dequeue, CodelConfig, CodelSource, CodelStats, CodelVars};
+use crate::elements::codel::{
+    codel_dequeue, CodelConfig, CodelSource, CodelStats, CodelVars, CODEL_ECN, CODEL_INTERVAL,
+    CODEL_TARGET,
+};
 use crate::queue::{Queue, Queued};
 use crate::settings::{Given, Setting, SettingValue};
 use crate::Nanos;
@@ -64,13 +67,9 @@ pub struct FqCodelParams {
 impl FqCodelParams {
     /// What `[link.aqm]` may set for FQ-CoDel, with Linux's defaults.
     pub const SETTINGS: &'static [Setting] = &[
-        Setting::time("target", 5_000_000, "acceptable standing queue delay"),
-        Setting::time("interval", 100_000_000, "CoDel's window"),
-        Setting::flag(
-            "ecn",
-            true,
-            "mark ECN-capable packets CE instead of dropping them",
-        ),
+        CODEL_TARGET,
+        CODEL_INTERVAL,
+        CODEL_ECN,
         Setting::int(
             "flows",
             1024,

@@ -136,16 +136,18 @@ pub(crate) struct GetArgs {
     quiet: bool,
 }
 
+/// The key in `--key-file`, if one is given.
+fn load_key(path: Option<&Path>) -> Result<Option<cclab_remote::Key>, Error> {
+    path.map(cclab_remote::Key::load)
+        .transpose()
+        .map_err(remote_err)
+}
+
 /// Runs `cclab serve`.
 pub(crate) fn serve(a: ServeArgs) -> Result<(), Error> {
     use cclab_remote::{parse_duration, parse_size};
     let listen = cclab_remote::server::parse_listen(&a.listen).map_err(remote_err)?;
-    let key = a
-        .key_file
-        .as_deref()
-        .map(cclab_remote::Key::load)
-        .transpose()
-        .map_err(remote_err)?;
+    let key = load_key(a.key_file.as_deref())?;
     let limits = cclab_remote::Limits {
         max_duration: parse_duration("--max-duration", &a.max_duration).map_err(remote_err)?,
         max_parallel: a.max_parallel,
@@ -208,12 +210,7 @@ fn print_host_doc(
 /// Runs `cclab perf`.
 pub(crate) fn perf(a: PerfArgs) -> Result<(), Error> {
     use cclab_remote::{parse_duration, parse_size};
-    let key = a
-        .key_file
-        .as_deref()
-        .map(cclab_remote::Key::load)
-        .transpose()
-        .map_err(remote_err)?;
+    let key = load_key(a.key_file.as_deref())?;
     let ccs: Vec<String> =
         a.cc.split(',')
             .map(|c| c.trim().to_string())
