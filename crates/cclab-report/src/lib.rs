@@ -1,7 +1,8 @@
 //! # cclab-report: results for people and for scripts
 //!
 //! - [`table`]: the terminal table (one row per run and flow, a link line per run).
-//! - [`export`]: CSV (flows summary, time series) and JSON writers.
+//! - [`export`]: CSV (flows summary, time series) and JSON writers; [`columns`]: the
+//!   results as typed tables (flows, runs, series), written as [`parquet`] files.
 //! - [`units`]: human formatting of rates, times and ratios.
 //! - [`html`]: the self-contained HTML report (`report.html`; its overlays put several
 //!   documents of one scenario in the same charts) with [`plot`], a small SVG plotting
@@ -17,12 +18,14 @@
 
 pub mod calpage;
 pub mod chartfile;
+pub mod columns;
 pub mod compare;
 pub mod describe;
 pub mod export;
 pub mod host;
 pub mod html;
 pub mod load;
+pub mod parquet;
 pub mod plot;
 pub mod table;
 pub mod ts;

@@ -14,6 +14,7 @@
 //! - [`perf_lab`]: `cclab serve` and `cclab perf` across the kernel lab's element over a known
 //!   path (`cclab lab fit-check`, the real-host tests in the lab).
 //! - [`predict`]: the simulator on a path fitted to a real-host measurement (`--predict`).
+//! - [`output`]: results directories (`--out DIR`): JSON, CSV, Parquet and the report.
 //! - [`reports`]: `report.html` (`cclab run --out`, `cclab report`) and `cclab compare`.
 
 pub mod advise;
@@ -23,6 +24,7 @@ pub mod browser;
 pub mod calibrate;
 pub mod fitcheck;
 pub mod labup;
+pub mod output;
 pub mod perf_lab;
 pub mod predict;
 pub mod reference;

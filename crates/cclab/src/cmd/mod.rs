@@ -14,11 +14,8 @@ pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod trace;
 
-use cclab::reports;
-use cclab::runner::{self, Error};
-use cclab_report::{export, html, load};
+use cclab::runner::Error;
 use clap::Args;
-use std::path::Path;
 
 #[derive(Args)]
 pub(crate) struct JsonArg {
@@ -27,67 +24,7 @@ pub(crate) struct JsonArg {
     json: bool,
 }
 
-pub(crate) fn prepare_dir(dir: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        Error::new(format!(
-            "cannot create output directory {}: {e}",
-            dir.display()
-        ))
-    })
-}
-
-pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    std::fs::write(path, text)
-        .map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
-}
-
-/// DIR/results.json, DIR/flows.csv, DIR/series/run-<k>.csv, DIR/meta.json; with several
-/// files, one sub-directory per scenario name. Then DIR/report.html over all of them, built
-/// from those files (so `cclab report DIR` rebuilds the same page).
-pub(crate) fn write_out(
-    dir: &Path,
-    plans: &[runner::Plan],
-    docs: &[cclab_results::ResultsDoc],
-) -> Result<(), Error> {
-    let metas: Vec<(&str, &str, Option<&str>)> = plans
-        .iter()
-        .map(|p| (p.name.as_str(), p.path.as_str(), p.description.as_deref()))
-        .collect();
-    write_docs(dir, &metas, docs)
-}
-
-/// [`write_out`] for documents described by (name, source, description).
-pub(crate) fn write_docs(
-    dir: &Path,
-    metas: &[(&str, &str, Option<&str>)],
-    docs: &[cclab_results::ResultsDoc],
-) -> Result<(), Error> {
-    let mut bases = Vec::new();
-    for ((name, path, description), d) in metas.iter().zip(docs) {
-        let base = if docs.len() == 1 {
-            dir.to_path_buf()
-        } else {
-            dir.join(name)
-        };
-        prepare_dir(&base)?;
-        bases.push(base.clone());
-        write_file(&base.join("results.json"), &export::json(d))?;
-        write_file(
-            &base.join("meta.json"),
-            &load::meta_json(name, path, *description, d),
-        )?;
-        write_file(&base.join("flows.csv"), &export::flows_csv(d))?;
-        let sdir = base.join("series");
-        prepare_dir(&sdir)?;
-        for (i, r) in d.runs.iter().enumerate() {
-            if let Some(s) = &r.series {
-                write_file(&sdir.join(format!("run-{}.csv", i + 1)), &s.to_csv())?;
-            }
-        }
-    }
-    reports::write_report(&bases, &dir.join("report.html"), &html::Options::default())?;
-    Ok(())
-}
+pub(crate) use cclab::output::{prepare_dir, write_docs, write_file, write_out};
 
 pub(crate) fn remote_err(e: cclab_remote::RemoteError) -> Error {
     Error {
