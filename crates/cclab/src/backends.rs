@@ -31,3 +31,46 @@ pub fn names() -> String {
         .collect::<Vec<_>>()
         .join(" | ")
 }
+
+/// The controllers a backend offers, as `cclab controllers --json` prints them: each with
+/// its aliases, title, summary and parameters (name, default, kind, unit, help).
+pub fn controllers_json(backend: &dyn Backend) -> serde_json::Value {
+    use cclab_core::cc::{ParamKind, ParamValue};
+    use serde_json::json;
+    let v: Vec<serde_json::Value> = backend
+        .controllers()
+        .entries
+        .iter()
+        .map(|e| {
+            let c = e.controller;
+            let params = c.map_or(Vec::new(), |c| {
+                c.params
+                    .iter()
+                    .map(|p| {
+                        json!({
+                            "name": p.name,
+                            "default": match p.default {
+                                ParamValue::Bool(b) => json!(b),
+                                ParamValue::Int(i) => json!(i),
+                            },
+                            "kind": match p.kind {
+                                ParamKind::Bool => json!("bool"),
+                                ParamKind::Int { min, max } => json!({"int": [min, max]}),
+                            },
+                            "unit": p.unit,
+                            "help": p.help,
+                        })
+                    })
+                    .collect()
+            });
+            json!({
+                "name": e.name,
+                "aliases": e.aliases,
+                "title": c.map(|c| c.title),
+                "summary": c.map(|c| c.summary),
+                "params": params,
+            })
+        })
+        .collect();
+    json!({"backend": backend.name(), "controllers": v})
+}

@@ -8,7 +8,8 @@
 
 use crate::reports;
 use crate::runner::{self, Error};
-use cclab_report::{export, html, load, parquet};
+use cclab_report::{describe, export, html, load, parquet};
+use cclab_results::ResultsDoc;
 use std::path::Path;
 
 /// Create `dir` (and its parents) if missing.
@@ -28,11 +29,7 @@ pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
 }
 
 /// The results directory of `cclab run --out DIR`: one document per plan (module doc).
-pub fn write_out(
-    dir: &Path,
-    plans: &[runner::Plan],
-    docs: &[cclab_results::ResultsDoc],
-) -> Result<(), Error> {
+pub fn write_out(dir: &Path, plans: &[runner::Plan], docs: &[ResultsDoc]) -> Result<(), Error> {
     let metas: Vec<(&str, &str, Option<&str>)> = plans
         .iter()
         .map(|p| (p.name.as_str(), p.path.as_str(), p.description.as_deref()))
@@ -44,7 +41,7 @@ pub fn write_out(
 pub fn write_docs(
     dir: &Path,
     metas: &[(&str, &str, Option<&str>)],
-    docs: &[cclab_results::ResultsDoc],
+    docs: &[ResultsDoc],
 ) -> Result<(), Error> {
     let mut bases = Vec::new();
     for ((name, path, description), d) in metas.iter().zip(docs) {
@@ -76,4 +73,25 @@ pub fn write_docs(
     }
     reports::write_report(&bases, &dir.join("report.html"), &html::Options::default())?;
     Ok(())
+}
+
+/// The heading of a document's terminal table: the scenario, its file, the backend and the
+/// number of runs, then its description, path and overrides (one line each, when known).
+pub fn title(name: &str, path: &str, description: Option<&str>, d: &ResultsDoc) -> String {
+    let runs = d.runs.len();
+    let mut title = format!(
+        "{name}  ({path}, {} backend, {runs} run{})",
+        d.backend,
+        if runs == 1 { "" } else { "s" }
+    );
+    if let Some(desc) = description {
+        title.push_str(&format!("\n  {}", desc.trim()));
+    }
+    if let Some(path) = describe::path_line(d) {
+        title.push_str(&format!("\n  {path}"));
+    }
+    if let Some(o) = describe::overrides_line(d) {
+        title.push_str(&format!("\n  {o}"));
+    }
+    title
 }

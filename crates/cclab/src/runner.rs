@@ -7,7 +7,7 @@ use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A one-line, user-facing error, and the exit status it should end the program with.
@@ -77,6 +77,9 @@ pub struct RunOptions {
     /// Write a packet trace of every run into this directory (`--trace DIR`):
     /// `<scenario>-run-<k>.trace`, k counting the runs of the results document from 1.
     pub trace_dir: Option<PathBuf>,
+    /// Set from elsewhere (the Python package's Ctrl-C) to stop a matrix: no new run starts,
+    /// and [`execute`] returns an "interrupted" error (exit status 130).
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// How long to wait before re-running a disturbed kernel run: the hypervisor's busy spells
@@ -94,6 +97,7 @@ impl Default for RunOptions {
             progress: false,
             retry_disturbed: 0,
             trace_dir: None,
+            cancel: None,
         }
     }
 }
@@ -149,7 +153,37 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// backend that will run it.
 pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
-    let mut file = ScenarioFile::from_file_for(path, backend.controllers())?;
+    let file = ScenarioFile::from_file_for(path, backend.controllers())?;
+    // The bytes the scenario was read from (a file that cannot be read again now was read
+    // a moment ago: its hash stays empty rather than failing the run).
+    let sha256 = std::fs::read(path)
+        .map(|b| sha256_hex(&b))
+        .unwrap_or_default();
+    plan_file(file, path, sha256, opts)
+}
+
+/// [`plan`] for scenario text that is not (or not only) a file: `origin` names it in errors
+/// and results (a file name, or e.g. `<dict>`), and relative paths in it (trace files) are
+/// taken from `dir`, as a file's are from the file's directory.
+pub fn plan_text(
+    text: &str,
+    origin: &str,
+    dir: Option<&std::path::Path>,
+    opts: &RunOptions,
+) -> Result<Plan, Error> {
+    let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
+    let file = ScenarioFile::from_str_for(text, origin, backend.controllers())?
+        .with_dir(dir.map(|d| d.to_path_buf()));
+    plan_file(file, origin, sha256_hex(text.as_bytes()), opts)
+}
+
+/// The overrides, the seed and the matrix of a loaded scenario.
+fn plan_file(
+    mut file: ScenarioFile,
+    path: &str,
+    sha256: String,
+    opts: &RunOptions,
+) -> Result<Plan, Error> {
     for o in &opts.overrides {
         file.apply_override(o)?;
     }
@@ -157,11 +191,6 @@ pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
         file.apply_override(&format!("seed={seed}"))?;
     }
     let points = file.expand()?;
-    // The bytes the scenario was read from (a file that cannot be read again now was read
-    // a moment ago: its hash stays empty rather than failing the run).
-    let sha256 = std::fs::read(path)
-        .map(|b| sha256_hex(&b))
-        .unwrap_or_default();
     // `--seed` is not among them: every run records its own seed.
     let overrides = opts.overrides.clone();
     let first = points
@@ -203,6 +232,57 @@ fn run_job(backend: &dyn Backend, job: &Job) -> Result<RunResult, Error> {
     Ok(r)
 }
 
+/// The number of runs of a plan: every matrix point with `repeat` consecutive seeds. Run
+/// `k` (from 0) is point `k / repeat` with its seed plus `k % repeat`, the order of the
+/// results document.
+pub fn job_count(plan: &Plan, repeat: u32) -> usize {
+    plan.points.len() * repeat.max(1) as usize
+}
+
+/// Run `k` of a plan (see [`job_count`]).
+fn job<'a>(plan: &'a Plan, k: usize, opts: &RunOptions) -> Job<'a> {
+    let repeat = opts.repeat.max(1) as usize;
+    let point = &plan.points[k / repeat];
+    Job {
+        point,
+        seed: point.scenario.seed.wrapping_add((k % repeat) as u64),
+        trace: opts
+            .trace_dir
+            .as_ref()
+            .map(|d| d.join(format!("{}-run-{}.trace", plan.name, k + 1))),
+    }
+}
+
+/// Run `k` of a plan alone (see [`job_count`]): one task of a sweep spread over machines,
+/// the same run [`execute`] makes at that place.
+pub fn run_one(plan: &Plan, k: usize, opts: &RunOptions) -> Result<RunResult, Error> {
+    let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
+    if k >= job_count(plan, opts.repeat) {
+        return Err(Error::new(format!(
+            "{}: run {} does not exist: the scenario has {} runs",
+            plan.path,
+            k + 1,
+            job_count(plan, opts.repeat)
+        )));
+    }
+    if let Some(why) = backend.unavailable() {
+        return Err(Error::new(why));
+    }
+    run_until_quiet(opts, backend.as_ref(), &job(plan, k, opts))
+}
+
+/// A plan's results document from its runs, in run order.
+pub fn document(plan: &Plan, backend: &str, runs: Vec<RunResult>) -> ResultsDoc {
+    ResultsDoc {
+        cclab: VERSION.to_string(),
+        scenario: plan.name.clone(),
+        backend: backend.to_string(),
+        runs,
+        source: Some(plan.source.clone()),
+        ..Default::default()
+    }
+}
+
 /// Run every point of every plan; returns one document per plan, runs in matrix order
 /// (each point's seeds consecutive).
 pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Error> {
@@ -218,20 +298,9 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
     let mut jobs = Vec::new();
     let mut owner = Vec::new();
     for (pi, p) in plans.iter().enumerate() {
-        let mut k_run = 0;
-        for pt in &p.points {
-            for k in 0..opts.repeat.max(1) {
-                k_run += 1;
-                jobs.push(Job {
-                    point: pt,
-                    seed: pt.scenario.seed.wrapping_add(k as u64),
-                    trace: opts
-                        .trace_dir
-                        .as_ref()
-                        .map(|d| d.join(format!("{}-run-{k_run}.trace", p.name))),
-                });
-                owner.push(pi);
-            }
+        for k in 0..job_count(p, opts.repeat) {
+            jobs.push(job(p, k, opts));
+            owner.push(pi);
         }
     }
     let n = jobs.len();
@@ -252,13 +321,18 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
     let finished = AtomicBool::new(false);
     // A run stopped by SIGINT/SIGTERM stops the whole matrix: no new run starts.
     let stop = AtomicBool::new(false);
+    let cancelled = || {
+        opts.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    };
     let results: Mutex<Vec<Option<Result<RunResult, Error>>>> =
         Mutex::new((0..n).map(|_| None).collect());
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
-                if stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || cancelled() {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -277,7 +351,7 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
             s.spawn(|| progress(&done, &finished, n, start));
         }
         // Wait for the workers (or a signal), then stop the progress thread.
-        while done.load(Ordering::Relaxed) < n && !stop.load(Ordering::Relaxed) {
+        while done.load(Ordering::Relaxed) < n && !stop.load(Ordering::Relaxed) && !cancelled() {
             std::thread::sleep(Duration::from_millis(20));
         }
         finished.store(true, Ordering::Relaxed);
@@ -292,22 +366,25 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
             .expect("a run stopped by a signal");
         return Err(e);
     }
-    let mut docs: Vec<ResultsDoc> = plans
-        .iter()
-        .map(|p| ResultsDoc {
-            cclab: VERSION.to_string(),
-            scenario: p.name.clone(),
-            backend: backend.name().to_string(),
-            runs: Vec::new(),
-            source: Some(p.source.clone()),
-            ..Default::default()
-        })
-        .collect();
+    if results.iter().any(Option::is_none) {
+        return Err(Error {
+            msg: format!(
+                "interrupted after {} of {n} runs: no results",
+                results.iter().flatten().count()
+            ),
+            exit: 130,
+        });
+    }
+    let mut runs: Vec<Vec<RunResult>> = plans.iter().map(|_| Vec::new()).collect();
     for (i, r) in results.into_iter().enumerate() {
         let r = r.expect("every job ran")?;
-        docs[owner[i]].runs.push(r);
+        runs[owner[i]].push(r);
     }
-    Ok(docs)
+    Ok(plans
+        .iter()
+        .zip(runs)
+        .map(|(p, runs)| document(p, backend.name(), runs))
+        .collect())
 }
 
 /// Run a job; a kernel run whose machine was busy elsewhere (hypervisor steal, element

@@ -132,6 +132,13 @@ impl ScenarioFile {
         Ok(file)
     }
 
+    /// The same scenario with relative paths in it (trace files) taken from `dir`, as a
+    /// file's are from its own directory (None: the working directory).
+    pub fn with_dir(mut self, dir: Option<std::path::PathBuf>) -> ScenarioFile {
+        self.dir = dir;
+        self
+    }
+
     /// The controllers this file was checked against.
     pub fn catalog(&self) -> &CcCatalog {
         &self.catalog

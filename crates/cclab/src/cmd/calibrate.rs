@@ -63,18 +63,18 @@ pub(crate) fn run(a: CalArgs) -> Result<(), Error> {
     if let Some(dir) = &a.out {
         write_file(
             &dir.join("calibration.json"),
-            &serde_json::to_string_pretty(&cal).expect("json"),
+            serde_json::to_string_pretty(&cal).expect("json"),
         )?;
         write_file(
             &dir.join("calibration.md"),
-            &cclab::calibrate::markdown(&cal),
+            cclab::calibrate::markdown(&cal),
         )?;
-        write_file(&dir.join("report.html"), &cclab::calibrate::html(&cal))?;
+        write_file(&dir.join("report.html"), cclab::calibrate::html(&cal))?;
         for (kind, docs) in [("sim", &sim_docs), ("kernel", &kernel_docs)] {
             for d in docs.iter() {
                 write_file(
                     &dir.join(format!("{kind}-{}.json", d.scenario)),
-                    &export::json(d),
+                    export::json(d),
                 )?;
             }
         }

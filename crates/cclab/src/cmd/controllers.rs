@@ -19,39 +19,8 @@ pub(crate) fn run(a: ControllersArgs) -> Result<(), Error> {
     let backend = backends::by_name(&a.backend).map_err(Error::new)?;
     let cat = backend.controllers();
     if a.json {
-        let v: Vec<serde_json::Value> = cat
-            .entries
-            .iter()
-            .map(|e| {
-                let c = e.controller;
-                serde_json::json!({
-                    "name": e.name,
-                    "aliases": e.aliases,
-                    "title": c.map(|c| c.title),
-                    "summary": c.map(|c| c.summary),
-                    "params": c.map_or(Vec::new(), |c| c.params.iter().map(|p| serde_json::json!({
-                        "name": p.name,
-                        "default": match p.default {
-                            cclab_core::cc::ParamValue::Bool(b) => serde_json::json!(b),
-                            cclab_core::cc::ParamValue::Int(i) => serde_json::json!(i),
-                        },
-                        "kind": match p.kind {
-                            cclab_core::cc::ParamKind::Bool => serde_json::json!("bool"),
-                            cclab_core::cc::ParamKind::Int { min, max } => serde_json::json!({"int": [min, max]}),
-                        },
-                        "unit": p.unit,
-                        "help": p.help,
-                    })).collect()),
-                })
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({"backend": backend.name(), "controllers": v})
-            )
-            .expect("json")
-        );
+        let v = backends::controllers_json(backend.as_ref());
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
         return Ok(());
     }
     println!(

@@ -4,7 +4,7 @@
 use super::{prepare_dir, write_out};
 use cclab::backends;
 use cclab::runner::{self, Error, RunOptions};
-use cclab_report::{describe, export, table};
+use cclab_report::{export, table};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -112,6 +112,7 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         progress: !a.quiet,
         retry_disturbed: a.retry_disturbed,
         trace_dir: a.trace.clone(),
+        cancel: None,
     };
     let mut plans = Vec::new();
     for f in &a.files {
@@ -140,24 +141,7 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         let _ = writeln!(out, "{text}");
     } else {
         for (p, d) in plans.iter().zip(&docs) {
-            let runs = d.runs.len();
-            let mut title = format!(
-                "{}  ({}, {} backend, {} run{})",
-                p.name,
-                p.path,
-                d.backend,
-                runs,
-                if runs == 1 { "" } else { "s" }
-            );
-            if let Some(desc) = &p.description {
-                title.push_str(&format!("\n  {}", desc.trim()));
-            }
-            if let Some(path) = describe::path_line(d) {
-                title.push_str(&format!("\n  {path}"));
-            }
-            if let Some(o) = describe::overrides_line(d) {
-                title.push_str(&format!("\n  {o}"));
-            }
+            let title = cclab::output::title(&p.name, &p.path, p.description.as_deref(), d);
             let text = if a.markdown {
                 table::render_markdown(d, &title)
             } else {

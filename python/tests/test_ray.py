@@ -1,0 +1,83 @@
+"""Sweeps on Ray: a local cluster and a two-node one, each equal to the local run.
+
+Ray's servers listen on every interface, whatever address it is given, so these tests run
+only where this process sees no network but loopback: a network namespace of its own, as
+python/run-tests makes with `unshare --net`. Every cluster is stopped at the end.
+"""
+
+import pytest
+
+import cclab
+from conftest import only_loopback
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.skipif(
+    not only_loopback(),
+    reason="Ray tests run in a network namespace of their own: python/run-tests (as root) makes one",
+)
+
+# 10 points (5 loss rates x 2 controllers) x 20 seeds = 200 runs of 1 s at 10 Mbit/s.
+SWEEP = {
+    "name": "ray-sweep",
+    "duration": "1s",
+    "seed": 11,
+    "link": {"rate": "10mbit", "rtt": "30ms", "buffer": "1bdp", "loss": [0, "0.5%", "1%", "2%", "5%"]},
+    "flows": [{"cc": ["cubic", "bbr"]}],
+}
+
+
+@pytest.fixture(scope="module")
+def local():
+    return cclab.sweep(SWEEP, repeat=20, progress=False)
+
+
+def same(a, b):
+    assert len(a) == len(b)
+    assert a.to_json() == b.to_json(), "the same results document, byte for byte"
+    for i in range(len(a)):
+        assert a._native.run_json(i) == b._native.run_json(i), f"run {i + 1} (with its series)"
+
+
+def test_a_local_cluster_gives_the_local_results(local):
+    assert len(local) == 200
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    try:
+        seen = []
+        res = cclab.sweep(SWEEP, repeat=20, executor="ray", progress=lambda d, n, t: seen.append(d))
+    finally:
+        ray.shutdown()
+    same(res, local)
+    assert not res.failures
+    assert seen[-1] == 200 and seen == sorted(seen), "progress as tasks finish"
+    assert sum(len(t["runs"]) for t in res.tasks) == 200
+    assert len(res.tasks) > 2, "the runs were split into batches"
+
+
+def test_a_two_node_cluster_runs_tasks_on_both_nodes(local):
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "node_ip_address": "127.0.0.1"},
+    )
+    try:
+        cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+        cluster.wait_for_nodes()
+        ray.init(address=cluster.address, log_to_driver=False)
+        assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+        res = cclab.sweep(SWEEP, repeat=20, executor="ray", batch=5, progress=False)
+        nodes = {t["node"] for t in res.tasks}
+        assert len(nodes) == 2, f"tasks ran on {len(nodes)} node(s)"
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    same(res, local)
+
+
+def test_without_a_cluster_the_sweep_starts_and_stops_its_own(tmp_path):
+    assert not ray.is_initialized()
+    small = {**SWEEP, "link": {**SWEEP["link"], "loss": [0, "1%"]}}
+    res = cclab.sweep(small, repeat=2, executor="ray", progress=False, out=tmp_path / "out")
+    assert not ray.is_initialized(), "the cluster the sweep started is stopped"
+    same(res, cclab.sweep(small, repeat=2, progress=False))
+    assert cclab.read(tmp_path / "out").to_json() == res.to_json()
