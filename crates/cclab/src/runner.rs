@@ -330,31 +330,39 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
         Mutex::new((0..n).map(|_| None).collect());
     let start = Instant::now();
     std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                if stop.load(Ordering::Relaxed) || cancelled() {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                let r = run_until_quiet(opts, backend.as_ref(), &jobs[i]);
-                if matches!(&r, Err(e) if e.exit > 128) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                results.lock().unwrap()[i] = Some(r);
-                done.fetch_add(1, Ordering::Relaxed);
-            });
-        }
-        if opts.progress {
-            s.spawn(|| progress(&done, &finished, n, start));
-        }
-        // Wait for the workers (or a signal), then stop the progress thread.
-        while done.load(Ordering::Relaxed) < n && !stop.load(Ordering::Relaxed) && !cancelled() {
-            std::thread::sleep(Duration::from_millis(20));
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| loop {
+                    if stop.load(Ordering::Relaxed) || cancelled() {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let r = run_until_quiet(opts, backend.as_ref(), &jobs[i]);
+                    if matches!(&r, Err(e) if e.exit > 128) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    results.lock().unwrap()[i] = Some(r);
+                    done.fetch_add(1, Ordering::Relaxed);
+                })
+            })
+            .collect();
+        let shown = opts
+            .progress
+            .then(|| s.spawn(|| progress(&done, &finished, n, start)));
+        // Wait for the workers (each stops at a signal or a cancel), then wake the progress
+        // thread to clear its line and end: the run's wall time is its work.
+        for h in handles {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
         }
         finished.store(true, Ordering::Relaxed);
+        if let Some(p) = shown {
+            p.thread().unpark();
+        }
     });
     let results = results.into_inner().unwrap();
     if stop.load(Ordering::Relaxed) {
@@ -441,7 +449,11 @@ fn progress(done: &AtomicUsize, finished: &AtomicBool, n: usize, start: Instant)
     let mut last_line = Instant::now();
     let mut shown = false;
     while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(200));
+        // Woken early when the runs are done.
+        std::thread::park_timeout(Duration::from_millis(200));
+        if finished.load(Ordering::Relaxed) {
+            break;
+        }
         let el = start.elapsed();
         if el < Duration::from_secs(2) {
             continue;
