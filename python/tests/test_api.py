@@ -159,3 +159,11 @@ def test_ctrl_c_stops_a_long_run():
     assert "KeyboardInterrupt" in err, err
     # The runs under way finish (a simulated run is not cut), then nothing more starts.
     assert time.monotonic() - t < 60
+
+
+def test_the_walkthrough_example_runs(root):
+    out = subprocess.run(
+        [sys.executable, str(root / "python" / "examples" / "is_bbr_worth_it.py"), "--quick"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert "12 runs" in out and "bbr/cubic" in out
