@@ -41,11 +41,7 @@ class Scenario:
         """Read a scenario file. Relative paths in it (trace files) are the file's, and
         errors and results name the path as given."""
         p = os.fspath(path)
-        try:
-            with open(p, encoding="utf-8", newline="") as f:
-                text = f.read()
-        except OSError as e:
-            raise _native.CclabError(f"{p}: cannot read scenario file: {e.strerror or e}") from None
+        text = _native.read_scenario(p)
         sc = cls(text=text, origin=p, dir=os.path.dirname(p) or None, backend=backend)
         sc._plan()
         return sc

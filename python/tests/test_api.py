@@ -80,8 +80,15 @@ def test_bad_input_raises_the_clis_message(cli, small_file):
         cclab.Scenario.from_dict({**base, "flows": [{"cc": "bbr", "count": "two"}]})
     with pytest.raises(cclab.CclabError, match="a time needs a unit"):
         cclab.Scenario.from_dict({**base, "link": {"rate": "10mbit", "rtt": 5}})
-    with pytest.raises(cclab.CclabError, match="cannot read scenario file"):
+    with pytest.raises(cclab.CclabError) as e:
         cclab.Scenario.load("/nonexistent/scenario.toml")
+    assert str(e.value) in run_cli(cli, "run", "/nonexistent/scenario.toml", check=False).stderr
+    assert "cannot read scenario file" in str(e.value)
+    # The kernel backend's controllers: the same refusal as `--backend kernel`.
+    with pytest.raises(cclab.CclabError) as e:
+        cclab.Scenario.load(str(small_file), backend="kernel").set("flows.cc=bbr3")
+    err = run_cli(cli, "run", str(small_file), "--backend", "kernel", "--set", "flows.cc=bbr3", check=False)
+    assert str(e.value) in err.stderr and "use --backend sim" in str(e.value)
     with pytest.raises(cclab.CclabError, match='unknown backend "nope"'):
         cclab.Scenario.load(str(small_file)).run(backend="nope")
 
@@ -167,3 +174,14 @@ def test_the_walkthrough_example_runs(root):
         capture_output=True, text=True, check=True,
     ).stdout
     assert "12 runs" in out and "bbr/cubic" in out
+
+
+def test_python_m_cclab_runs_a_file_like_the_cli(cli, small_file, tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "cclab", "run", str(small_file), "--seed", "5", "--json", "-q"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert out == run_cli(cli, "run", str(small_file), "--seed", "5", "--json", "-q").stdout
+    bad = subprocess.run([sys.executable, "-m", "cclab", "run", str(small_file), "--set", "link.rate=fast"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.startswith("error: ") and "link.rate" in bad.stderr

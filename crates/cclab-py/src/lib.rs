@@ -256,6 +256,12 @@ fn assemble(
     Ok(Results::of_plan(&plan, doc))
 }
 
+/// A scenario file's text, with the CLI's error when it cannot be read.
+#[pyfunction]
+fn read_scenario(path: PathBuf) -> PyResult<String> {
+    cclab_scenario::ScenarioFile::read_text(&path).map_err(|e| CclabError::new_err(e.to_string()))
+}
+
 /// The controllers of a backend as `cclab controllers --json` prints them.
 #[pyfunction]
 #[pyo3(signature = (backend = "sim"))]
@@ -518,5 +524,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(read_scenario, m)?)?;
     Ok(())
 }

@@ -88,16 +88,23 @@ impl ScenarioFile {
     ) -> Result<ScenarioFile, ScenarioError> {
         let path = path.as_ref();
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ScenarioError::new(
-                ErrorKind::Io,
-                &origin,
-                format!("cannot read scenario file: {e}"),
-            )
-        })?;
+        let text = Self::read_text(path)?;
         let mut file = Self::from_str_for(&text, &origin, catalog)?;
         file.dir = path.parent().map(|p| p.to_path_buf());
         Ok(file)
+    }
+
+    /// A scenario file's text, or the error [`ScenarioFile::from_file`] gives when it cannot
+    /// be read.
+    pub fn read_text(path: impl AsRef<Path>) -> Result<String, ScenarioError> {
+        let path = path.as_ref();
+        std::fs::read_to_string(path).map_err(|e| {
+            ScenarioError::new(
+                ErrorKind::Io,
+                &path.display().to_string(),
+                format!("cannot read scenario file: {e}"),
+            )
+        })
     }
 
     /// Parses and checks scenario text for the simulator's controllers. `origin` names it in
