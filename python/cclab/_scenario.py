@@ -92,9 +92,7 @@ class Scenario:
 
     # ---- what it is ---------------------------------------------------------------------
     def _plan(self, seed: Optional[int] = None) -> dict:
-        return json.loads(
-            _native.plan_info(self.text, self.origin, self.dir, list(self.overrides), seed, self.backend)
-        )
+        return json.loads(_native.plan_info(self._spec(seed, 1, None)))
 
     @property
     def name(self) -> str:
@@ -138,16 +136,7 @@ class Scenario:
         from ._results import Results
 
         native = _native.run(
-            self.text,
-            self.origin,
-            self.dir,
-            list(self.overrides),
-            seed,
-            repeat,
-            backend or self.backend,
-            jobs,
-            progress,
-            os.fspath(trace) if trace else None,
+            self._spec(seed, repeat, backend), jobs, progress, os.fspath(trace) if trace else None
         )
         return Results(native)
 
@@ -158,7 +147,8 @@ class Scenario:
         return sweep(self, **kwargs)
 
     def _spec(self, seed: Optional[int], repeat: int, backend: Optional[str]) -> tuple:
-        """The arguments the native run functions take for this scenario."""
+        """The scenario as the native functions take it: (text, origin, dir, overrides,
+        seed, repeat, backend), a plain tuple that Ray ships to its workers."""
         return (self.text, self.origin, self.dir, list(self.overrides), seed, repeat, backend or self.backend)
 
 

@@ -93,7 +93,7 @@ def run_batch(spec: tuple, indices: list) -> dict:
     :meth:`Scenario._spec`) here, one after the other. Returns the runs as (k, ok, run JSON
     or error message), the node and the seconds taken."""
     start = time.monotonic()
-    runs = _native.run_jobs(*spec, list(indices))
+    runs = _native.run_jobs(spec, list(indices))
     node = None
     try:
         import ray
@@ -172,7 +172,7 @@ def _ray_sweep(
             ray.shutdown()
     failures.sort(key=lambda f: f["run"])
     kept = [r for r in runs if r is not None]
-    native = _native.assemble(*spec, kept)
+    native = _native.assemble(spec, kept)
     if failures:
         first = failures[0]
         print(

@@ -39,60 +39,43 @@ fn py_err(e: Error) -> PyErr {
     }
 }
 
-/// What a scenario is, as the Python layer holds it.
-struct Spec {
-    text: String,
-    origin: String,
-    dir: Option<PathBuf>,
-    opts: RunOptions,
-}
+/// What a scenario is, as the Python layer holds it: the tuple `Scenario._spec` makes,
+/// (text, origin, dir, overrides, seed, repeat, backend).
+#[derive(FromPyObject)]
+struct Spec(
+    String,
+    String,
+    Option<PathBuf>,
+    Vec<String>,
+    Option<u64>,
+    u32,
+    String,
+);
 
 impl Spec {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        text: String,
-        origin: String,
-        dir: Option<PathBuf>,
-        overrides: Vec<String>,
-        seed: Option<u64>,
-        repeat: u32,
-        backend: String,
-    ) -> PyResult<Spec> {
-        if repeat == 0 {
+    /// The run options it sets (the rest at their defaults).
+    fn opts(&self) -> PyResult<RunOptions> {
+        if self.5 == 0 {
             return Err(CclabError::new_err("repeat must be at least 1"));
         }
-        Ok(Spec {
-            text,
-            origin,
-            dir,
-            opts: RunOptions {
-                backend,
-                overrides,
-                seed,
-                repeat,
-                ..Default::default()
-            },
+        Ok(RunOptions {
+            backend: self.6.clone(),
+            overrides: self.3.clone(),
+            seed: self.4,
+            repeat: self.5,
+            ..Default::default()
         })
     }
 
     fn plan(&self) -> PyResult<Plan> {
-        runner::plan_text(&self.text, &self.origin, self.dir.as_deref(), &self.opts).map_err(py_err)
+        runner::plan_text(&self.0, &self.1, self.2.as_deref(), &self.opts()?).map_err(py_err)
     }
 }
 
 /// The scenario's plan as JSON: its name, description, origin, and each matrix point's
 /// label, swept params and resolved values.
 #[pyfunction]
-#[pyo3(signature = (text, origin, dir, overrides, seed, backend))]
-fn plan_info(
-    text: String,
-    origin: String,
-    dir: Option<PathBuf>,
-    overrides: Vec<String>,
-    seed: Option<u64>,
-    backend: String,
-) -> PyResult<String> {
-    let spec = Spec::new(text, origin, dir, overrides, seed, 1, backend)?;
+fn plan_info(spec: Spec) -> PyResult<String> {
     let plan = spec.plan()?;
     let points: Vec<serde_json::Value> = plan
         .points
@@ -157,29 +140,23 @@ fn interruptible<T: Send + 'static>(
 /// Run every point of the scenario with `repeat` seeds each on the backend, `jobs` runs in
 /// parallel (0: one per core), as `cclab run` does. Releases the GIL; Ctrl-C stops it.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (text, origin, dir, overrides, seed, repeat, backend, jobs, progress, trace_dir))]
+#[pyo3(signature = (spec, jobs, progress, trace_dir))]
 fn run(
     py: Python<'_>,
-    text: String,
-    origin: String,
-    dir: Option<PathBuf>,
-    overrides: Vec<String>,
-    seed: Option<u64>,
-    repeat: u32,
-    backend: String,
+    spec: Spec,
     jobs: usize,
     progress: bool,
     trace_dir: Option<PathBuf>,
 ) -> PyResult<Results> {
-    let mut spec = Spec::new(text, origin, dir, overrides, seed, repeat, backend)?;
     let plan = spec.plan()?;
     let cancel = Arc::new(AtomicBool::new(false));
-    spec.opts.jobs = jobs;
-    spec.opts.progress = progress;
-    spec.opts.trace_dir = trace_dir;
-    spec.opts.cancel = Some(cancel.clone());
-    let opts = spec.opts;
+    let opts = RunOptions {
+        jobs,
+        progress,
+        trace_dir,
+        cancel: Some(cancel.clone()),
+        ..spec.opts()?
+    };
     let (plan, docs) = interruptible(py, cancel, move || {
         let docs = runner::execute(std::slice::from_ref(&plan), &opts);
         (plan, docs)
@@ -192,24 +169,15 @@ fn run(
 /// after the other: a task of a sweep spread over workers. Returns (k, ok, run JSON or the
 /// error's message) for each, so one failed run does not lose the others. Releases the GIL.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (text, origin, dir, overrides, seed, repeat, backend, indices))]
 fn run_jobs(
     py: Python<'_>,
-    text: String,
-    origin: String,
-    dir: Option<PathBuf>,
-    overrides: Vec<String>,
-    seed: Option<u64>,
-    repeat: u32,
-    backend: String,
+    spec: Spec,
     indices: Vec<usize>,
 ) -> PyResult<Vec<(usize, bool, String)>> {
-    let spec = Spec::new(text, origin, dir, overrides, seed, repeat, backend)?;
     let plan = spec.plan()?;
     let cancel = Arc::new(AtomicBool::new(false));
     let stop = cancel.clone();
-    let opts = spec.opts;
+    let opts = spec.opts()?;
     interruptible(py, cancel, move || {
         let mut out = Vec::with_capacity(indices.len());
         for k in indices {
@@ -232,26 +200,14 @@ fn run_jobs(
 /// The results document of the scenario from its runs' JSON (from [`run_jobs`]), in run
 /// order: the document a local run of the same scenario gives.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (text, origin, dir, overrides, seed, repeat, backend, runs))]
-fn assemble(
-    text: String,
-    origin: String,
-    dir: Option<PathBuf>,
-    overrides: Vec<String>,
-    seed: Option<u64>,
-    repeat: u32,
-    backend: String,
-    runs: Vec<String>,
-) -> PyResult<Results> {
-    let spec = Spec::new(text, origin, dir, overrides, seed, repeat, backend)?;
+fn assemble(spec: Spec, runs: Vec<String>) -> PyResult<Results> {
     let plan = spec.plan()?;
     let runs = runs
         .iter()
         .map(|j| serde_json::from_str::<RunResult>(j))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CclabError::new_err(format!("a run's results do not parse: {e}")))?;
-    let backend = cclab::backends::by_name(&spec.opts.backend).map_err(CclabError::new_err)?;
+    let backend = cclab::backends::by_name(&spec.6).map_err(CclabError::new_err)?;
     let doc = runner::document(&plan, backend.name(), runs);
     Ok(Results::of_plan(&plan, doc))
 }
