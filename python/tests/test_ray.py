@@ -81,3 +81,42 @@ def test_without_a_cluster_the_sweep_starts_and_stops_its_own(tmp_path):
     assert not ray.is_initialized(), "the cluster the sweep started is stopped"
     same(res, cclab.sweep(small, repeat=2, progress=False))
     assert cclab.read(tmp_path / "out").to_json() == res.to_json()
+
+
+def _flaky_batch(spec, indices):
+    """A task that dies when it holds run 7 (k = 6) and reports run 12 (k = 11) as failed."""
+    from cclab import _sweep
+
+    if 6 in indices:
+        raise RuntimeError("worker lost")
+    out = _sweep.run_batch(spec, [k for k in indices if k != 11])
+    if 11 in indices:
+        out["runs"].append((11, False, "the run failed here"))
+    return out
+
+
+def test_failed_runs_are_reported_with_their_point_and_seed_and_the_others_kept(monkeypatch):
+    import sys
+
+    import cclab._sweep as sw
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(sw, "run_batch", _flaky_batch)
+    small = {**SWEEP, "link": {**SWEEP["link"], "loss": [0, "1%"]}}  # 4 points x 4 seeds
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
+    try:
+        res = cclab.sweep(small, repeat=4, executor="ray", batch=3, progress=False)
+    finally:
+        ray.shutdown()
+    # Batches of 3: runs 7-9 (k 6-8) died with their task; run 12 failed alone.
+    assert [f["run"] for f in res.failures] == [7, 8, 9, 12]
+    assert res.failures[0]["error"].startswith("the Ray task failed") and "worker lost" in res.failures[0]["error"]
+    # Run k is point k // 4 with seed 11 + k % 4.
+    assert (res.failures[0]["label"], res.failures[0]["seed"]) == ("link.loss=0.0,flows.cc=bbr", 13)
+    assert res.failures[3] == {
+        "run": 12, "label": "link.loss=0.01,flows.cc=cubic", "seed": 14, "error": "the run failed here"
+    }
+    local = cclab.sweep(small, repeat=4, progress=False)
+    kept = [i for i in range(16) if i + 1 not in (7, 8, 9, 12)]
+    assert len(res) == 12
+    assert [res._native.run_json(j) for j in range(12)] == [local._native.run_json(i) for i in kept]
