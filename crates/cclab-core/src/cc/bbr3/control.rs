@@ -148,6 +148,7 @@ impl Bbr3 {
         }
         tp.set_cwnd(cwnd.min(tp.snd_cwnd_clamp));
         if self.mode == Mode::ProbeRtt {
+            // Version 3's PROBE_RTT cwnd is half the BDP, at least 4 (version 1's: 4 packets).
             let cap = self.probe_rtt_cwnd();
             tp.set_cwnd(tp.snd_cwnd.min(cap));
         }

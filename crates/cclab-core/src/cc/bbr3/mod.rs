@@ -130,7 +130,7 @@ mod harness;
 
 pub use super::bbr_common::Mode;
 use super::bbr_common::{
-    self as common, jiffies32, AckAggregation, Pacing, BBR_SCALE, BBR_UNIT, BW_SCALE,
+    self as common, jiffies32, AckAggregation, Pacing, ProbeRtt, BBR_SCALE, BBR_UNIT, BW_SCALE,
     GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, SK_PACING_SHIFT,
 };
 use super::{
@@ -167,10 +167,6 @@ fn build(p: &Params, seed: u64) -> Box<dyn CongestionControl> {
 
 // ---- Parameters (the kernel's values; gains scaled by BBR_UNIT = 256) ----
 
-/// Length of the min_rtt filter, seconds.
-const MIN_RTT_WIN_SEC: u32 = 10;
-/// Least time held at the PROBE_RTT cwnd, ms.
-const PROBE_RTT_MODE_MS: u32 = 200;
 /// Window of the PROBE_RTT-scheduling min filter, ms: PROBE_RTT comes about this often.
 const PROBE_RTT_WIN_MS: u32 = 5000;
 /// cwnd in PROBE_RTT as a fraction of the BDP (0.5).
@@ -311,8 +307,7 @@ impl CongestionControl for Bbr3 {
         self.next_rtt_delivered = tp.delivered;
         self.prev_ca_state = CaState::Open;
 
-        self.probe_rtt_done_stamp = 0;
-        self.probe_rtt_round_done = false;
+        self.probe_rtt = ProbeRtt::default();
         self.probe_rtt_min_us = tp.min_rtt_us;
         self.probe_rtt_min_stamp = jiffies32(tp);
         self.min_rtt_us = tp.min_rtt_us;

@@ -3,7 +3,7 @@
 //! constructor and accessors.
 
 use super::control::bw_bytes_per_sec;
-use super::{AckAggregation, CaState, Mode, SplitMix64, TcpState};
+use super::{AckAggregation, CaState, Mode, ProbeRtt, SplitMix64, TcpState};
 
 /// The PROBE_BW phase (`enum bbr_pacing_gain_phase`, the kernel's `cycle_idx`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,14 +64,12 @@ pub struct Bbr3 {
     pub(super) min_rtt_us: u32,
     /// Jiffies of `min_rtt_us`.
     pub(super) min_rtt_stamp: u32,
-    /// Jiffies at which PROBE_RTT may end (0 = not armed).
-    pub(super) probe_rtt_done_stamp: u32,
+    /// The PROBE_RTT dwell: its deadline, and whether a round at the PROBE_RTT cwnd has passed.
+    pub(super) probe_rtt: ProbeRtt,
     /// Min RTT over the 5 s PROBE_RTT window, us.
     pub(super) probe_rtt_min_us: u32,
     /// Jiffies of `probe_rtt_min_us`.
     pub(super) probe_rtt_min_stamp: u32,
-    /// A round at the PROBE_RTT cwnd has passed.
-    pub(super) probe_rtt_round_done: bool,
 
     // ---- rounds and modes ----
     /// `tp.delivered` that ends the current round.
@@ -175,10 +173,9 @@ impl Bbr3 {
             initialized: false,
             min_rtt_us: 0,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRtt::default(),
             probe_rtt_min_us: 0,
             probe_rtt_min_stamp: 0,
-            probe_rtt_round_done: false,
             next_rtt_delivered: 0,
             round_start: false,
             cycle_mstamp: 0,
