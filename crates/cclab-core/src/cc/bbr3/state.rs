@@ -165,7 +165,8 @@ pub struct Bbr3 {
 impl Bbr3 {
     /// A controller whose random probe timing comes from a PRNG seeded with `seed`; `ecn_low`
     /// stands for the route's `features ecn_low`. The state is that of a zeroed
-    /// `icsk_ca_priv`; [`CongestionControl::init`] sets it up.
+    /// `icsk_ca_priv`; [`CongestionControl::init`](crate::cc::CongestionControl::init) sets it
+    /// up.
     pub fn new(seed: u64, ecn_low: bool) -> Self {
         Bbr3 {
             rng: SplitMix64::new(seed),
