@@ -1,11 +1,12 @@
 //! What the model sets on each ACK: the pacing rate (`bbr_set_pacing_rate()`), the TSO burst
 //! (`bbr_tso_segs_generic()`), the BDP and inflight targets with their quantization budget,
-//! cwnd (`bbr_set_cwnd()`) and the gains of each mode (`bbr_update_gains()`).
+//! cwnd (`bbr_set_cwnd()`) and the gains of each mode (`bbr_update_gains()`); and what it
+//! reports in bytes per second (`bbr_get_info()`).
 
 use super::{
-    common, Bbr3, Mode, Phase, BBR_UNIT, BW_PROBE_CWND_GAIN, BW_SCALE, CWND_GAIN, CWND_MIN_TARGET,
-    DRAIN_GAIN, GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, PACING, PACING_GAIN, SK_PACING_SHIFT,
-    STARTUP_CWND_GAIN, STARTUP_PACING_GAIN, TSO_RTT_SHIFT,
+    common, Bbr3, Bbr3Info, Mode, Phase, BBR_UNIT, BW_PROBE_CWND_GAIN, BW_SCALE, CWND_GAIN,
+    CWND_MIN_TARGET, DRAIN_GAIN, GSO_LEGACY_MAX_SIZE, MAX_TCP_HEADER, PACING, PACING_GAIN,
+    SK_PACING_SHIFT, STARTUP_CWND_GAIN, STARTUP_PACING_GAIN, TSO_RTT_SHIFT,
 };
 use crate::cc::{CaState, RateSample, TcpState};
 
@@ -37,6 +38,27 @@ pub(super) fn bw_sample(rs: &RateSample) -> u32 {
 }
 
 impl Bbr3 {
+    /// The values the kernel exports via inet_diag (`bbr_get_info()`).
+    pub fn info(&self, tp: &TcpState) -> Bbr3Info {
+        Bbr3Info {
+            bw_bytes_per_sec: bw_bytes_per_sec(tp, self.bw()),
+            bw_hi_bytes_per_sec: bw_bytes_per_sec(tp, self.max_bw()),
+            bw_lo_bytes_per_sec: if self.bw_lo == u32::MAX {
+                u64::MAX
+            } else {
+                bw_bytes_per_sec(tp, self.bw_lo)
+            },
+            min_rtt_us: self.min_rtt_us,
+            pacing_gain: self.pacing_gain,
+            cwnd_gain: self.cwnd_gain,
+            mode: self.mode,
+            phase: self.mode_str(),
+            inflight_lo: self.inflight_lo,
+            inflight_hi: self.inflight_hi,
+            extra_acked: self.extra_acked(),
+        }
+    }
+
     // ---- Rates ----
 
     /// `bbr_init_pacing_rate_from_rtt()`: before any bw sample, STARTUP's gain times cwnd

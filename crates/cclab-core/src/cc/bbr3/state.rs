@@ -1,8 +1,7 @@
 //! The controller's state: `struct bbr` ([`Bbr3`], its fields grouped as the kernel's are),
-//! the PROBE_BW phase and ACK-phase enums, what `get_info` reports ([`Bbr3Info`]), and the
-//! constructor and accessors.
+//! the PROBE_BW phase and ACK-phase enums, what `get_info` reports ([`Bbr3Info`], filled in
+//! `control.rs`), and the constructor and accessors.
 
-use super::control::bw_bytes_per_sec;
 use super::{AckAggregation, CaState, Mode, ProbeRtt, SplitMix64, TcpState};
 
 /// The PROBE_BW phase (`enum bbr_pacing_gain_phase`, the kernel's `cycle_idx`).
@@ -274,27 +273,6 @@ impl Bbr3 {
     /// shallow-threshold (`ecn_low`).
     pub(super) fn can_use_ecn(&self, tp: &TcpState) -> bool {
         tp.ecn_ok && self.ecn_low
-    }
-
-    /// The values the kernel exports via inet_diag (`bbr_get_info()`).
-    pub fn info(&self, tp: &TcpState) -> Bbr3Info {
-        Bbr3Info {
-            bw_bytes_per_sec: bw_bytes_per_sec(tp, self.bw()),
-            bw_hi_bytes_per_sec: bw_bytes_per_sec(tp, self.max_bw()),
-            bw_lo_bytes_per_sec: if self.bw_lo == u32::MAX {
-                u64::MAX
-            } else {
-                bw_bytes_per_sec(tp, self.bw_lo)
-            },
-            min_rtt_us: self.min_rtt_us,
-            pacing_gain: self.pacing_gain,
-            cwnd_gain: self.cwnd_gain,
-            mode: self.mode,
-            phase: self.mode_str(),
-            inflight_lo: self.inflight_lo,
-            inflight_hi: self.inflight_hi,
-            extra_acked: self.extra_acked(),
-        }
     }
 
     /// `bbr_get_phase()` as a name.
