@@ -13,6 +13,8 @@
 //! - [`host`]: the end hosts' settings (socket buffers and autotuning, initial receive
 //!   window, `rto_min`, restart after idle, `notsent_lowat`).
 //! - [`packet`]: the segment and ACK records exchanged between the two ends.
+//! - [`tcp_sock`]: the connection state the sender, the rate sampler and the controllers
+//!   share (`TcpState`, re-exported by [`cc`]).
 //!
 //! Sequence numbers count *segments*, not bytes: segment `i` carries bytes
 //! `[i*mss, (i+1)*mss)` of the stream (the last one of a sized flow may be shorter).
@@ -25,6 +27,7 @@ pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+pub mod tcp_sock;
 pub mod windowed;
 
 /// Time in nanoseconds on the driver's monotonic clock.

@@ -9,7 +9,7 @@
 //! than min RTT are discarded. A sample taken while the sender had nothing to send is
 //! flagged app-limited, so a bandwidth estimator can ignore it unless it is larger.
 
-use crate::cc::{RateSample, TcpState};
+use crate::tcp_sock::TcpState;
 
 /// Per-transmission snapshot (Linux `tcp_skb_cb.tx`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -30,6 +30,75 @@ pub struct TxRecord {
     pub lost: u64,
     /// `tp.delivered_ce` at send (`tx.delivered_ce`).
     pub delivered_ce: u64,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, net/ipv4/tcp_rate.c).
+#[derive(Clone, Copy, Debug)]
+pub struct RateSample {
+    /// `tp->delivered_mstamp` when the sampled packet was sent, us.
+    pub prior_mstamp_us: u64,
+    /// `tp->delivered` when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// Segments delivered over the interval; -1 = invalid sample.
+    pub delivered: i64,
+    /// Sample interval in us (max of send and ACK intervals); -1 = invalid.
+    pub interval_us: i64,
+    /// Send-side interval, us.
+    pub snd_interval_us: i64,
+    /// ACK-side interval, us.
+    pub rcv_interval_us: i64,
+    /// RTT of the most recently sent packet this ACK delivered, us; -1 = none.
+    pub rtt_us: i64,
+    /// Segments newly marked lost while processing this ACK.
+    pub losses: u32,
+    /// Segments newly delivered (acked or sacked) by this ACK.
+    pub acked_sacked: u32,
+    /// Packets in flight before this ACK.
+    pub prior_in_flight: u32,
+    /// Whether the sampled packet was sent while app-limited.
+    pub is_app_limited: bool,
+    /// Whether the sampled packet was a retransmission.
+    pub is_retrans: bool,
+    /// Whether the ACK was (probably) delayed by the receiver.
+    pub is_ack_delayed: bool,
+    /// Packets in flight when the sampled packet was sent, itself included
+    /// (`rs->tx_in_flight`, Google's BBRv3 kernels).
+    pub tx_in_flight: u32,
+    /// Segments marked lost between the sampled packet's transmission and this ACK
+    /// (`rs->lost` = `tp->lost - tx.lost`).
+    pub lost: u32,
+    /// Segments delivered with ECE over the sample's interval (`rs->delivered_ce`).
+    pub delivered_ce: i64,
+    /// The ACK carried ECE (`FLAG_ECE`).
+    pub is_ece: bool,
+    /// The ACK acknowledged the sequence a tail-loss probe retransmitted
+    /// (`rs->is_acking_tlp_retrans_seq`).
+    pub is_acking_tlp_retrans_seq: bool,
+}
+
+impl Default for RateSample {
+    fn default() -> Self {
+        RateSample {
+            prior_mstamp_us: 0,
+            prior_delivered: 0,
+            delivered: -1,
+            interval_us: -1,
+            snd_interval_us: 0,
+            rcv_interval_us: 0,
+            rtt_us: -1,
+            losses: 0,
+            acked_sacked: 0,
+            prior_in_flight: 0,
+            is_app_limited: false,
+            is_retrans: false,
+            is_ack_delayed: false,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: 0,
+            is_ece: false,
+            is_acking_tlp_retrans_seq: false,
+        }
+    }
 }
 
 /// Connection-level sampler state.

@@ -1,8 +1,9 @@
 //! The plumbing BBRv1 ([`super::bbr`]) and BBRv3 ([`super::bbr3`]) share: the fixed-point
 //! scales, the kernel constants and clocks they read, the mode enum, the pacing-rate, rate
-//! and BDP arithmetic, and the ACK-aggregation (`extra_acked`) estimator. Everything here computes exactly what both
-//! versions of `tcp_bbr.c` compute; where the versions differ (the pacing rate's floor, the
-//! rounding of a bandwidth sample, the TSO goal, the aggregation window in STARTUP), the
+//! and BDP arithmetic, the PROBE_RTT dwell and the ACK-aggregation (`extra_acked`)
+//! estimator. Everything here computes exactly what both versions of `tcp_bbr.c` compute;
+//! where the versions differ (the pacing rate's floor, the rounding of a bandwidth sample,
+//! the TSO goal, the PROBE_RTT cwnd and exit, the aggregation window in STARTUP), the
 //! difference stays in the controller or is a parameter here.
 
 use super::{RateSample, TcpState};
@@ -44,6 +45,13 @@ const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
 const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// Pacing is set this many percent under the bandwidth estimate (both versions).
 pub(super) const PACING_MARGIN_PERCENT: u64 = 1;
+
+// ---- PROBE_RTT parameters (the same values in both versions) ----
+
+/// Length of the min_rtt filter, seconds.
+pub(super) const MIN_RTT_WIN_SEC: u32 = 10;
+/// Least time held at the PROBE_RTT cwnd, ms.
+pub(super) const PROBE_RTT_MODE_MS: u32 = 200;
 
 /// BBR's operating mode (`enum bbr_mode`), the same four in both versions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,6 +215,74 @@ pub(super) fn save_cwnd(prior_cwnd: u32, snd_cwnd: u32, reduced: bool) -> u32 {
         prior_cwnd.max(snd_cwnd)
     } else {
         snd_cwnd
+    }
+}
+
+// ---- PROBE_RTT ----
+
+/// The PROBE_RTT dwell (`probe_rtt_done_stamp`, `probe_rtt_round_done`), whose steps both
+/// versions take the same way: on entering, wait until inflight is down to the PROBE_RTT
+/// cwnd; then hold it for 200 ms and at least one round trip, marking every ACK's
+/// connection app-limited meanwhile. What differs stays in the controllers: the PROBE_RTT
+/// cwnd (version 1: 4 packets; version 3: half the BDP, at least 4), which min filter
+/// schedules PROBE_RTT and is restarted when it ends (version 1: the 10 s min_rtt filter;
+/// version 3: the 5 s `probe_rtt_min_us` filter), and where it goes next.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ProbeRtt {
+    /// Jiffies at which PROBE_RTT may end (0 = not armed yet).
+    pub(super) done_stamp: u32,
+    /// A round at the PROBE_RTT cwnd has passed.
+    pub(super) round_done: bool,
+}
+
+impl ProbeRtt {
+    /// Entering PROBE_RTT: the deadline is not armed until inflight has come down.
+    pub(super) fn enter(&mut self) {
+        self.done_stamp = 0;
+    }
+
+    /// Still waiting for inflight to come down to the PROBE_RTT cwnd (the deadline is not
+    /// armed).
+    pub(super) fn waiting(&self) -> bool {
+        self.done_stamp == 0
+    }
+
+    /// `bbr_update_min_rtt()`'s PROBE_RTT step, one ACK at jiffies `now`: mark the
+    /// connection app-limited (so the low-rate samples do not pull the bandwidth model
+    /// down); if `drained` (the caller's test, made only while [`Self::waiting`], that
+    /// inflight is at most its PROBE_RTT cwnd), arm the 200 ms deadline and start a new
+    /// round here (`next_rtt_delivered`); once armed, note the end of that round. Returns
+    /// true when a round has passed since arming, and the caller then checks the deadline
+    /// (`bbr_check_probe_rtt_done()`).
+    #[inline]
+    pub(super) fn on_ack(
+        &mut self,
+        tp: &mut TcpState,
+        now: u32,
+        drained: bool,
+        round_start: bool,
+        next_rtt_delivered: &mut u64,
+    ) -> bool {
+        let v = tp.delivered + tp.packets_in_flight() as u64;
+        tp.app_limited = if v != 0 { v } else { 1 };
+        if drained {
+            self.done_stamp = now.wrapping_add(msecs_to_jiffies(PROBE_RTT_MODE_MS, tp.hz));
+            self.round_done = false;
+            *next_rtt_delivered = tp.delivered;
+            false
+        } else if self.done_stamp != 0 {
+            if round_start {
+                self.round_done = true;
+            }
+            self.round_done
+        } else {
+            false
+        }
+    }
+
+    /// `bbr_check_probe_rtt_done()`'s test: the deadline is armed and has passed.
+    pub(super) fn deadline_passed(&self, tp: &TcpState) -> bool {
+        self.done_stamp != 0 && after32(jiffies32(tp), self.done_stamp)
     }
 }
 

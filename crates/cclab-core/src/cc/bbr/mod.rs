@@ -90,8 +90,8 @@
 //!   so the sender must not reset cwnd to ssthresh at the end of recovery.
 
 use super::bbr_common::{
-    self as common, after32, jiffies32, msecs_to_jiffies, stamp_us_delta, AckAggregation, Pacing,
-    EXTRA_ACKED_WIN_RTTS,
+    self as common, after32, jiffies32, stamp_us_delta, AckAggregation, Pacing, ProbeRtt,
+    EXTRA_ACKED_WIN_RTTS, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS,
 };
 pub use super::bbr_common::{Mode, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, MAX_TCP_HEADER};
 use super::{
@@ -129,10 +129,6 @@ use crate::windowed::WindowedFilter;
 const CYCLE_LEN: u32 = 8;
 /// Length of the max-bw filter, in packet-timed rounds (CYCLE_LEN + 2).
 const BBR_BW_RTTS: u64 = CYCLE_LEN as u64 + 2;
-/// Length of the min_rtt filter, seconds.
-const BBR_MIN_RTT_WIN_SEC: u32 = 10;
-/// Minimum time held at the minimum cwnd in PROBE_RTT, ms.
-const BBR_PROBE_RTT_MODE_MS: u32 = 200;
 /// Below this pacing rate (bit/s) BBR asks for 1-segment TSO bursts instead of 2.
 const BBR_MIN_TSO_RATE: u64 = 1_200_000;
 /// STARTUP gain, 2/ln(2) ~ 2.885, scaled: 256*2885/1000 + 1 = 739.
@@ -203,8 +199,8 @@ pub struct Bbr {
     min_rtt_us: u32,
     /// Jiffies when `min_rtt_us` was last set.
     min_rtt_stamp: u32,
-    /// Jiffies at which PROBE_RTT may end (0 = not yet armed).
-    probe_rtt_done_stamp: u32,
+    /// The PROBE_RTT dwell: its deadline, and whether a round at the PROBE_RTT cwnd has passed.
+    probe_rtt: ProbeRtt,
     /// Max delivery rate over the last BBR_BW_RTTS rounds, pkts/us << 24.
     bw: WindowedFilter,
     /// Packet-timed rounds so far.
@@ -222,8 +218,6 @@ pub struct Bbr {
     round_start: bool,
     /// Whether we are restarting from idle (cleared by the first ACK that delivers data).
     idle_restart: bool,
-    /// Whether a full round has passed at the PROBE_RTT cwnd.
-    probe_rtt_round_done: bool,
     /// Whether a long-term sampling interval is open.
     /// Whether the long-term (policer) mode runs at all (`lt_bw`; always in Linux).
     lt_enabled: bool,
@@ -269,7 +263,7 @@ impl Bbr {
             rng: SplitMix64::new(seed),
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
+            probe_rtt: ProbeRtt::default(),
             bw: WindowedFilter::new_max(),
             rtt_cnt: 0,
             next_rtt_delivered: 0,
@@ -279,7 +273,6 @@ impl Bbr {
             packet_conservation: false,
             round_start: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             lt_enabled: true,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
@@ -516,6 +509,7 @@ impl Bbr {
         }
         tp.set_cwnd(cwnd.min(tp.snd_cwnd_clamp));
         if self.mode == Mode::ProbeRtt {
+            // Version 1's PROBE_RTT cwnd is 4 packets (version 3's: half the BDP, at least 4).
             tp.set_cwnd(tp.snd_cwnd.min(BBR_CWND_MIN_TARGET));
         }
     }
@@ -755,10 +749,11 @@ impl Bbr {
         }
     }
 
-    /// `bbr_check_probe_rtt_done`: after the PROBE_RTT deadline, restart the min_rtt timer,
-    /// restore the saved cwnd (never lowering it) and go back to STARTUP or PROBE_BW.
+    /// `bbr_check_probe_rtt_done`: after the PROBE_RTT deadline, restart the min_rtt timer
+    /// (version 1's only filter; version 3 restarts its 5 s one), restore the saved cwnd (never
+    /// lowering it) and go back to STARTUP or PROBE_BW (version 3: PROBE_BW's CRUISE).
     fn check_probe_rtt_done(&mut self, tp: &mut TcpState) {
-        if !(self.probe_rtt_done_stamp != 0 && after32(jiffies32(tp), self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.deadline_passed(tp) {
             return;
         }
         self.min_rtt_stamp = jiffies32(tp);
@@ -768,13 +763,15 @@ impl Bbr {
 
     /// `bbr_update_min_rtt`: update the 10 s min_rtt filter (an expired estimate is replaced by
     /// any sample not from a delayed ACK); on expiry enter PROBE_RTT unless restarting from
-    /// idle. In PROBE_RTT, mark the connection app-limited (so the low-rate samples do not pull
-    /// the bw estimate down), wait for inflight <= 4, then hold for max(200 ms, one round).
+    /// idle (version 3 schedules PROBE_RTT from a second, 5 s filter instead). In PROBE_RTT,
+    /// mark the connection app-limited (so the low-rate samples do not pull the bw estimate
+    /// down), wait for inflight <= 4, then hold for max(200 ms, one round): the dwell both
+    /// versions share ([`ProbeRtt`]).
     fn update_min_rtt(&mut self, tp: &mut TcpState, rs: &RateSample) {
         let now = jiffies32(tp);
         let filter_expired = after32(
             now,
-            self.min_rtt_stamp.wrapping_add(BBR_MIN_RTT_WIN_SEC * tp.hz),
+            self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * tp.hz),
         );
         if rs.rtt_us >= 0
             && (rs.rtt_us <= self.min_rtt_us as i64 || (filter_expired && !rs.is_ack_delayed))
@@ -783,31 +780,25 @@ impl Bbr {
             self.min_rtt_stamp = now;
         }
 
-        if BBR_PROBE_RTT_MODE_MS > 0
+        if PROBE_RTT_MODE_MS > 0
             && filter_expired
             && !self.idle_restart
             && self.mode != Mode::ProbeRtt
         {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+            self.probe_rtt.enter();
         }
 
         if self.mode == Mode::ProbeRtt {
-            let v = tp.delivered + tp.packets_in_flight() as u64;
-            tp.app_limited = if v != 0 { v } else { 1 };
-            if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= BBR_CWND_MIN_TARGET {
-                self.probe_rtt_done_stamp =
-                    now.wrapping_add(msecs_to_jiffies(BBR_PROBE_RTT_MODE_MS, tp.hz));
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
+            // Version 1 waits for inflight to reach 4 packets (version 3: half the BDP).
+            let drained = self.probe_rtt.waiting() && tp.packets_in_flight() <= BBR_CWND_MIN_TARGET;
+            let next_rtt_delivered = &mut self.next_rtt_delivered;
+            if self
+                .probe_rtt
+                .on_ack(tp, now, drained, self.round_start, next_rtt_delivered)
+            {
+                self.check_probe_rtt_done(tp);
             }
         }
         // Idle restart is over once an ACK delivers new data.
@@ -868,8 +859,7 @@ impl CongestionControl for Bbr {
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;
 
-        self.probe_rtt_done_stamp = 0;
-        self.probe_rtt_round_done = false;
+        self.probe_rtt = ProbeRtt::default();
         self.min_rtt_us = tp.min_rtt_us;
         self.min_rtt_stamp = jiffies32(tp);
 

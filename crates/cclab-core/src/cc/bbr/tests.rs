@@ -374,7 +374,7 @@ fn probe_rtt_done_restores_saved_cwnd_exactly() {
     cc.prior_cwnd = 137;
     tp.snd_cwnd = 4;
     tp.now_ns = 5_000_000_000;
-    cc.probe_rtt_done_stamp = 5_000; // not yet strictly after
+    cc.probe_rtt.done_stamp = 5_000; // not yet strictly after
     cc.check_probe_rtt_done(&mut tp);
     assert_eq!(cc.mode, Mode::ProbeRtt);
     tp.now_ns = 5_001_000_000;

@@ -9,24 +9,27 @@
 //! for 200 ms and a round trip. It then restores the saved cwnd and goes to PROBE_BW CRUISE
 //! (with the lower bounds reset and a fresh probe wait), or to STARTUP if the pipe was never
 //! filled.
+//!
+//! The dwell (app-limited marking, the 200 ms deadline and the round) is version 1's, shared
+//! in [`super::super::bbr_common::ProbeRtt`]; the cap, the 5 s filter and the exit are this
+//! version's own.
 
-use super::super::bbr_common::{after32, jiffies32, msecs_to_jiffies};
-use super::{
-    AckPhase, Bbr3, Mode, CWND_MIN_TARGET, MIN_RTT_WIN_SEC, PROBE_RTT_CWND_GAIN, PROBE_RTT_MODE_MS,
-    PROBE_RTT_WIN_MS,
+use super::super::bbr_common::{
+    after32, jiffies32, msecs_to_jiffies, MIN_RTT_WIN_SEC, PROBE_RTT_MODE_MS,
 };
+use super::{AckPhase, Bbr3, Mode, CWND_MIN_TARGET, PROBE_RTT_CWND_GAIN, PROBE_RTT_WIN_MS};
 use crate::cc::{RateSample, TcpState};
 
 impl Bbr3 {
-    /// `bbr_probe_rtt_cwnd()`: half the BDP, at least 4.
+    /// `bbr_probe_rtt_cwnd()`: half the BDP, at least 4 (version 1: 4 packets).
     pub fn probe_rtt_cwnd(&self) -> u32 {
         CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
     }
 
-    /// `bbr_check_probe_rtt_done()`: past the deadline, restart the 5 s clock, restore the
-    /// saved cwnd (never lowering it) and leave.
+    /// `bbr_check_probe_rtt_done()`: past the deadline, restart the 5 s clock (version 1
+    /// restarts its 10 s min_rtt filter), restore the saved cwnd (never lowering it) and leave.
     pub(super) fn check_probe_rtt_done(&mut self, tp: &mut TcpState) {
-        if !(self.probe_rtt_done_stamp != 0 && after32(jiffies32(tp), self.probe_rtt_done_stamp)) {
+        if !self.probe_rtt.deadline_passed(tp) {
             return;
         }
         self.probe_rtt_min_stamp = jiffies32(tp);
@@ -79,27 +82,22 @@ impl Bbr3 {
         {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(tp);
-            self.probe_rtt_done_stamp = 0;
+            self.probe_rtt.enter();
+            // Version 3 only: the probe's feedback stops, and a new round starts.
             self.ack_phase = AckPhase::ProbeStopping;
             self.next_rtt_delivered = tp.delivered;
         }
 
         if self.mode == Mode::ProbeRtt {
-            // Samples at this low rate would drag the model down: mark them app-limited.
-            let v = tp.delivered + tp.packets_in_flight() as u64;
-            tp.app_limited = if v != 0 { v } else { 1 };
-            if self.probe_rtt_done_stamp == 0 && tp.packets_in_flight() <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp =
-                    now.wrapping_add(msecs_to_jiffies(PROBE_RTT_MODE_MS, tp.hz));
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tp.delivered;
-            } else if self.probe_rtt_done_stamp != 0 {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(tp);
-                }
+            // Version 3 waits for inflight to reach half the BDP (version 1: 4 packets).
+            let drained =
+                self.probe_rtt.waiting() && tp.packets_in_flight() <= self.probe_rtt_cwnd();
+            let next_rtt_delivered = &mut self.next_rtt_delivered;
+            if self
+                .probe_rtt
+                .on_ack(tp, now, drained, self.round_start, next_rtt_delivered)
+            {
+                self.check_probe_rtt_done(tp);
             }
         }
         // The idle restart ends with the first ACK that delivers data.
@@ -258,7 +256,7 @@ mod tests {
         cc.prior_cwnd = 77;
         tp.snd_cwnd = 4;
         tp.now_ns = 2_000_000_000;
-        cc.probe_rtt_done_stamp = 2_000;
+        cc.probe_rtt.done_stamp = 2_000;
         cc.check_probe_rtt_done(&mut tp);
         assert_eq!(cc.mode, Mode::ProbeRtt, "not strictly after the deadline");
         tp.now_ns = 2_001_000_000;
