@@ -29,7 +29,8 @@ class Results:
     """
 
     def __init__(self, native: Any, failures: Optional[list] = None, tasks: Optional[list] = None):
-        self._native = native
+        self._doc = native
+        self._dir: Optional[str] = None
         self._tables: dict = {}
         self.failures: list = failures or []
         """Runs of a sweep that failed: dicts with ``run`` (from 1), ``label``, ``seed`` and
@@ -37,6 +38,20 @@ class Results:
         self.tasks: list = tasks or []
         """A distributed sweep's tasks: dicts with ``runs`` (from 1), ``node`` (the Ray
         node that ran it) and ``seconds``."""
+
+    @classmethod
+    def from_dir(cls, dir: PathLike, failures: Optional[list] = None, tasks: Optional[list] = None) -> "Results":
+        """The results in a results directory, read when asked: the tables from its Parquet
+        files, the document from results.json on first use (what a streamed sweep returns)."""
+        r = cls(None, failures, tasks)
+        r._dir = os.fspath(dir)
+        return r
+
+    @property
+    def _native(self) -> Any:
+        if self._doc is None:
+            self._doc = _native.read(self._dir)[0]
+        return self._doc
 
     # ---- what it is ---------------------------------------------------------------------
     @property
@@ -55,13 +70,18 @@ class Results:
         return self._native.origin
 
     def __len__(self) -> int:
+        if self._doc is None and self._dir is not None:
+            return self.runs.height
         return len(self._native)
 
     # ---- tables -------------------------------------------------------------------------
     def table(self, name: str) -> pl.DataFrame:
         """Table ``name``: ``"flows"``, ``"runs"`` or ``"series"``."""
         if name not in self._tables:
-            self._tables[name] = pl.read_parquet(io.BytesIO(self._native.parquet(name)))
+            if self._dir is not None and name in ("flows", "runs", "series"):
+                self._tables[name] = pl.read_parquet(os.path.join(self._dir, f"{name}.parquet"))
+            else:
+                self._tables[name] = pl.read_parquet(io.BytesIO(self._native.parquet(name)))
         return self._tables[name]
 
     @property

@@ -21,6 +21,9 @@ from ._scenario import Scenario, load
 
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Scenario]
 
+# A streamed sweep's report.html is written up to this many runs (the page holds them all).
+REPORT_MOST = 5000
+
 
 def sweep(
     scenario: Source,
@@ -47,7 +50,10 @@ def sweep(
       after). Runs of a failed task are listed in the results' ``failures`` with their point
       and seed, and the other runs are kept.
 
-    ``out``: also write the results directory (as ``cclab run --out``). ``progress``: a line
+    ``out``: also write the results directory (as ``cclab run --out``). A Ray sweep writes it
+    as the runs come, in run order, and holds no run in memory: the results it returns read
+    the directory when asked (the tables from its Parquet files), so a sweep of any size fits
+    (report.html is left out above 5,000 runs: ``cclab report DIR`` makes it). ``progress``: a line
     on stderr as runs finish (True), nothing (False), or a function called with (runs done,
     runs in all, seconds elapsed).
     """
@@ -57,12 +63,12 @@ def sweep(
     report = _progress_printer() if progress is True else (progress or None)
     if executor == "local":
         res = sc.run(seed=seed, repeat=repeat, backend=backend, jobs=jobs, progress=bool(progress is True))
+        if out is not None:
+            res.write(out)
     elif executor == "ray":
-        res = _ray_sweep(sc, repeat, seed, backend, address, batch, report)
+        res = _ray_sweep(sc, repeat, seed, backend, address, batch, report, out)
     else:
         raise _native.CclabError(f'unknown executor "{executor}" (available: local, ray)')
-    if out is not None:
-        res.write(out)
     return res
 
 
@@ -113,6 +119,7 @@ def _ray_sweep(
     address: Optional[str],
     batch: Optional[int],
     report: Optional[Callable[[int, int, float], None]],
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Results:
     try:
         import ray
@@ -142,7 +149,12 @@ def _ray_sweep(
         task = ray.remote(num_cpus=1, max_retries=0)(run_batch)
         batches = [list(range(i, min(i + size, total))) for i in range(0, total, size)]
         pending = {task.remote(spec, b): b for b in batches}
+        # Without a directory the runs are held, in order; with one each is written as soon as
+        # every run before it has come (or failed), and dropped.
+        sink = _native.stream(spec, os.fspath(out)) if out is not None else None
         runs: list = [None] * total
+        waiting: dict = {}
+        next_k = 0
         failures: list = []
         tasks: list = []
         done = 0
@@ -152,27 +164,33 @@ def _ray_sweep(
             for ref in ready:
                 indices = pending.pop(ref)
                 try:
-                    out = ray.get(ref)
+                    got = ray.get(ref)
                 except Exception as e:  # the task itself failed (its worker died, ...)
                     why = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
                     failures.extend(_failure(points, repeat, k, f"the Ray task failed: {why}") for k in indices)
+                    waiting.update((k, None) for k in indices)
                     done += len(indices)
                     continue
-                for k, ok, text in out["runs"]:
-                    if ok:
-                        runs[k] = text
-                    else:
+                for k, ok, text in got["runs"]:
+                    waiting[k] = text if ok else None
+                    if not ok:
                         failures.append(_failure(points, repeat, k, text))
-                tasks.append({"runs": [k + 1 for k in indices], "node": out["node"], "seconds": out["seconds"]})
+                tasks.append({"runs": [k + 1 for k in indices], "node": got["node"], "seconds": got["seconds"]})
                 done += len(indices)
+            while next_k in waiting:
+                text = waiting.pop(next_k)
+                if text is not None:
+                    if sink is not None:
+                        sink.push(text)
+                    else:
+                        runs[next_k] = text
+                next_k += 1
             if report:
                 report(done, total, time.monotonic() - start)
     finally:
         if own:
             ray.shutdown()
     failures.sort(key=lambda f: f["run"])
-    kept = [r for r in runs if r is not None]
-    native = _native.assemble(spec, kept)
     if failures:
         first = failures[0]
         print(
@@ -181,6 +199,10 @@ def _ray_sweep(
             "the results hold the others (Results.failures lists them)",
             file=sys.stderr,
         )
+    if sink is not None:
+        sink.finish(total - len(failures) <= REPORT_MOST)
+        return Results.from_dir(out, failures=failures, tasks=tasks)
+    native = _native.assemble(spec, [r for r in runs if r is not None])
     return Results(native, failures=failures, tasks=tasks)
 
 

@@ -218,6 +218,70 @@ fn read_scenario(path: PathBuf) -> PyResult<String> {
     cclab_scenario::ScenarioFile::read_text(&path).map_err(|e| CclabError::new_err(e.to_string()))
 }
 
+/// Start writing the scenario's results directory into `dir` as its runs come
+/// ([`cclab_report::stream`]): a sweep's results on disk, never all in memory.
+#[pyfunction]
+fn stream(spec: Spec, dir: PathBuf) -> PyResult<Stream> {
+    let plan = spec.plan()?;
+    let backend = cclab::backends::by_name(&spec.6).map_err(CclabError::new_err)?;
+    let shell = runner::document(&plan, backend.name(), Vec::new());
+    let w = cclab_report::stream::DirWriter::create(
+        &dir,
+        &plan.name,
+        &plan.path,
+        plan.description.as_deref(),
+        &shell,
+    )
+    .map_err(CclabError::new_err)?;
+    Ok(Stream {
+        w: std::sync::Mutex::new(Some(w)),
+        dir,
+    })
+}
+
+/// A results directory being written run by run ([`stream`]).
+#[pyclass(module = "cclab._native", frozen)]
+struct Stream {
+    w: std::sync::Mutex<Option<cclab_report::stream::DirWriter>>,
+    dir: PathBuf,
+}
+
+#[pymethods]
+impl Stream {
+    /// The next run (its JSON from `run_jobs`), in run order.
+    fn push(&self, run: &str) -> PyResult<()> {
+        let r: RunResult = serde_json::from_str(run)
+            .map_err(|e| CclabError::new_err(format!("a run's results do not parse: {e}")))?;
+        let mut w = self.w.lock().unwrap();
+        let w = w
+            .as_mut()
+            .ok_or_else(|| CclabError::new_err("the results directory is already finished"))?;
+        w.push(&r).map_err(CclabError::new_err)
+    }
+
+    /// Finish the files; with `report`, write report.html from them as `cclab report` does.
+    fn finish(&self, py: Python<'_>, report: bool) -> PyResult<()> {
+        let w = self
+            .w
+            .lock()
+            .unwrap()
+            .take()
+            .ok_or_else(|| CclabError::new_err("the results directory is already finished"))?;
+        py.detach(|| {
+            w.finish().map_err(Error::new)?;
+            if report {
+                cclab::reports::write_report(
+                    std::slice::from_ref(&self.dir),
+                    &self.dir.join("report.html"),
+                    &cclab_report::html::Options::default(),
+                )?;
+            }
+            Ok(())
+        })
+        .map_err(py_err)
+    }
+}
+
 /// The controllers of a backend as `cclab controllers --json` prints them.
 #[pyfunction]
 #[pyo3(signature = (backend = "sim"))]
@@ -472,6 +536,8 @@ impl Results {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CclabError", m.py().get_type::<CclabError>())?;
     m.add_class::<Results>()?;
+    m.add_class::<Stream>()?;
+    m.add_function(wrap_pyfunction!(stream, m)?)?;
     m.add_function(wrap_pyfunction!(plan_info, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_jobs, m)?)?;

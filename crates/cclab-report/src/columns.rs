@@ -16,7 +16,7 @@
 
 use crate::host::link_known;
 use cclab_results::metrics::{Kind, MetricDef, ALL, FLOWS_CSV};
-use cclab_results::ResultsDoc;
+use cclab_results::{ResultsDoc, RunResult};
 use serde_json::Value;
 
 /// One column's values; None is a null.
@@ -80,11 +80,94 @@ pub const TABLES: [&str; 3] = ["flows", "runs", "series"];
 
 /// The table called `name` (one of [`TABLES`]).
 pub fn table(doc: &ResultsDoc, name: &str) -> Option<Table> {
+    table_in(doc, name, 0, &Layout::of(doc))
+}
+
+/// [`table`] of a part of a document's runs: its first run is run `first + 1` of the whole,
+/// and `layout` is the whole's, so the parts' tables are rows of one table (row groups of
+/// one Parquet file written as the runs come).
+pub fn table_in(doc: &ResultsDoc, name: &str, first: usize, layout: &Layout) -> Option<Table> {
     match name {
-        "flows" => Some(flows(doc)),
-        "runs" => Some(runs(doc)),
-        "series" => Some(series(doc)),
+        "flows" => Some(flows_in(doc, first, layout)),
+        "runs" => Some(runs_in(doc, first, layout)),
+        "series" => Some(series_in(doc, first, layout)),
         _ => None,
+    }
+}
+
+/// A param column's type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ParamType {
+    Int,
+    Float,
+    Text,
+}
+
+impl ParamType {
+    fn of(v: &Value) -> ParamType {
+        if v.is_i64() {
+            ParamType::Int
+        } else if v.is_number() {
+            ParamType::Float
+        } else {
+            ParamType::Text
+        }
+    }
+
+    /// The type that holds both.
+    fn join(self, other: ParamType) -> ParamType {
+        match (self, other) {
+            (a, b) if a == b => a,
+            (ParamType::Text, _) | (_, ParamType::Text) => ParamType::Text,
+            _ => ParamType::Float,
+        }
+    }
+}
+
+/// What the columns of a document's tables are, beyond the fixed ones: the swept params
+/// (the first run's, as `flows.csv` has them) with the type every run's value fits, and the
+/// queues whose delays the series hold. Learnt run by run ([`Layout::observe`]), so a
+/// document written as its runs come has one layout for all its parts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Layout {
+    params: Vec<(String, ParamType)>,
+    queues: Vec<String>,
+    seen: bool,
+}
+
+impl Layout {
+    /// The layout of a whole document.
+    pub fn of(doc: &ResultsDoc) -> Layout {
+        let mut l = Layout::default();
+        for r in &doc.runs {
+            l.observe(r);
+        }
+        l
+    }
+
+    /// Take one more run into account.
+    pub fn observe(&mut self, r: &RunResult) {
+        if !self.seen {
+            self.seen = true;
+            self.params = r
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), ParamType::of(v)))
+                .collect();
+        } else {
+            for (k, t) in &mut self.params {
+                if let Some(v) = r.params.get(k) {
+                    *t = t.join(ParamType::of(v));
+                }
+            }
+        }
+        if let Some(s) = &r.series {
+            for k in s.queue_delay_ms.keys() {
+                if !self.queues.contains(k) {
+                    self.queues.push(k.clone());
+                }
+            }
+        }
     }
 }
 
@@ -102,22 +185,12 @@ fn metric_column(m: &MetricDef, rows: impl Iterator<Item = Option<f64>>) -> Valu
     }
 }
 
-/// The swept params' names: the first run's, as `flows.csv` has them.
-fn param_keys(doc: &ResultsDoc) -> Vec<String> {
-    doc.runs
-        .first()
-        .map(|r| r.params.keys().cloned().collect())
-        .unwrap_or_default()
-}
-
-/// A param's values, one per row, typed as every row allows.
-fn param_column<'a>(values: impl Iterator<Item = Option<&'a Value>> + Clone) -> Values {
-    if values.clone().all(|v| v.is_none_or(|v| v.is_i64())) {
-        Values::Int(values.map(|v| v.and_then(Value::as_i64)).collect())
-    } else if values.clone().all(|v| v.is_none_or(Value::is_number)) {
-        Values::Float(values.map(|v| v.and_then(Value::as_f64)).collect())
-    } else {
-        Values::Text(
+/// A param's values, one per row, as a column of type `t`.
+fn param_column<'a>(t: ParamType, values: impl Iterator<Item = Option<&'a Value>>) -> Values {
+    match t {
+        ParamType::Int => Values::Int(values.map(|v| v.and_then(Value::as_i64)).collect()),
+        ParamType::Float => Values::Float(values.map(|v| v.and_then(Value::as_f64)).collect()),
+        ParamType::Text => Values::Text(
             values
                 .map(|v| {
                     v.map(|v| match v {
@@ -126,15 +199,26 @@ fn param_column<'a>(values: impl Iterator<Item = Option<&'a Value>> + Clone) -> 
                     })
                 })
                 .collect(),
-        )
+        ),
     }
 }
 
-/// `run` (from 1), `seed` and the swept params, for rows that each belong to a run.
-fn run_columns(t: &mut Table, doc: &ResultsDoc, rows: &[(usize, usize)]) {
+/// `run` (from `first + 1`), `seed` and the swept params, for rows that each belong to a
+/// run.
+fn run_columns(
+    t: &mut Table,
+    doc: &ResultsDoc,
+    rows: &[(usize, usize)],
+    first: usize,
+    layout: &Layout,
+) {
     t.push(
         "run",
-        Values::Int(rows.iter().map(|&(i, _)| Some(i as i64 + 1)).collect()),
+        Values::Int(
+            rows.iter()
+                .map(|&(i, _)| Some((first + i) as i64 + 1))
+                .collect(),
+        ),
     );
     t.push(
         "seed",
@@ -144,14 +228,18 @@ fn run_columns(t: &mut Table, doc: &ResultsDoc, rows: &[(usize, usize)]) {
                 .collect(),
         ),
     );
-    for k in param_keys(doc) {
-        let values = rows.iter().map(|&(i, _)| doc.runs[i].params.get(&k));
-        t.push(k.clone(), param_column(values));
+    for (k, ty) in &layout.params {
+        let values = rows.iter().map(|&(i, _)| doc.runs[i].params.get(k));
+        t.push(k.clone(), param_column(*ty, values));
     }
 }
 
 /// One row per run and flow: `flows.csv` at full precision.
 pub fn flows(doc: &ResultsDoc) -> Table {
+    flows_in(doc, 0, &Layout::of(doc))
+}
+
+fn flows_in(doc: &ResultsDoc, first: usize, layout: &Layout) -> Table {
     let known = link_known(doc);
     let rows: Vec<(usize, usize)> = doc
         .runs
@@ -160,7 +248,7 @@ pub fn flows(doc: &ResultsDoc) -> Table {
         .flat_map(|(i, r)| (0..r.flows.len()).map(move |j| (i, j)))
         .collect();
     let mut t = Table::default();
-    run_columns(&mut t, doc, &rows);
+    run_columns(&mut t, doc, &rows, first, layout);
     let flow = |&(i, j): &(usize, usize)| (&doc.runs[i], &doc.runs[i].flows[j]);
     t.push(
         "flow",
@@ -182,10 +270,14 @@ pub fn flows(doc: &ResultsDoc) -> Table {
 
 /// One row per run: the run's and the bottleneck's figures.
 pub fn runs(doc: &ResultsDoc) -> Table {
+    runs_in(doc, 0, &Layout::of(doc))
+}
+
+fn runs_in(doc: &ResultsDoc, first: usize, layout: &Layout) -> Table {
     let known = link_known(doc);
     let rows: Vec<(usize, usize)> = (0..doc.runs.len()).map(|i| (i, 0)).collect();
     let mut t = Table::default();
-    run_columns(&mut t, doc, &rows);
+    run_columns(&mut t, doc, &rows, first, layout);
     t.push(
         "flows",
         Values::Int(
@@ -232,18 +324,16 @@ const FLOW_SERIES: [SeriesField; 6] = [
 
 /// One row per run, time bin and flow.
 pub fn series(doc: &ResultsDoc) -> Table {
+    series_in(doc, 0, &Layout::of(doc))
+}
+
+fn series_in(doc: &ResultsDoc, first: usize, layout: &Layout) -> Table {
     // (run, bin, flow index) of every row.
     let mut rows: Vec<(usize, usize, usize)> = Vec::new();
-    let mut queues: Vec<&String> = Vec::new();
     for (i, r) in doc.runs.iter().enumerate() {
         let Some(s) = &r.series else { continue };
         for b in 0..s.t_s.len() {
             rows.extend((0..s.flows.len()).map(|j| (i, b, j)));
-        }
-        for k in s.queue_delay_ms.keys() {
-            if !queues.contains(&k) {
-                queues.push(k);
-            }
         }
     }
     let ts = |i: usize| {
@@ -257,7 +347,12 @@ pub fn series(doc: &ResultsDoc) -> Table {
     let run_rows: Vec<(usize, usize)> = rows.iter().map(|&(i, b, _)| (i, b)).collect();
     t.push(
         "run",
-        Values::Int(run_rows.iter().map(|&(i, _)| Some(i as i64 + 1)).collect()),
+        Values::Int(
+            run_rows
+                .iter()
+                .map(|&(i, _)| Some((first + i) as i64 + 1))
+                .collect(),
+        ),
     );
     t.push(
         "seed",
@@ -315,7 +410,7 @@ pub fn series(doc: &ResultsDoc) -> Table {
                 .collect(),
         ),
     );
-    for k in queues {
+    for k in &layout.queues {
         let values = rows
             .iter()
             .map(|&(i, b, _)| ts(i).queue_delay_ms.get(k).map(|v| at(v, b)))
@@ -328,7 +423,7 @@ pub fn series(doc: &ResultsDoc) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_results::{FlowResult, FlowSeries, RunResult, TimeSeries};
+    use cclab_results::{FlowResult, FlowSeries, TimeSeries};
 
     fn doc() -> ResultsDoc {
         let mut doc = ResultsDoc {

@@ -1,7 +1,7 @@
 //! Files for scripts: JSON documents and CSV tables.
 
 use cclab_results::metrics::FLOWS_CSV;
-use cclab_results::ResultsDoc;
+use cclab_results::{ResultsDoc, RunResult};
 use std::fmt::Write;
 
 /// The results document as pretty JSON, without time series (they go to CSV).
@@ -25,27 +25,57 @@ fn csv_field(s: &str) -> String {
 /// metrics of [`FLOWS_CSV`]. The link's columns are empty for a real path (unknown there, not
 /// zero).
 pub fn flows_csv(doc: &ResultsDoc) -> String {
-    let known = crate::host::link_known(doc);
-    let keys: Vec<String> = doc
-        .runs
-        .first()
-        .map(|r| r.params.keys().cloned().collect())
-        .unwrap_or_default();
-    let mut s = String::from("run,seed");
-    for k in &keys {
-        s.push(',');
-        s.push_str(&csv_field(k));
-    }
-    s.push_str(",flow,cc");
-    for m in FLOWS_CSV {
-        s.push(',');
-        s.push_str(m.key);
-    }
-    s.push('\n');
+    let csv = FlowsCsv::of(doc);
+    let mut s = csv.header();
     for (i, r) in doc.runs.iter().enumerate() {
+        csv.rows(&mut s, i + 1, r);
+    }
+    s
+}
+
+/// `flows.csv` written a run at a time: its columns are the first run's params.
+pub struct FlowsCsv {
+    keys: Vec<String>,
+    known: bool,
+}
+
+impl FlowsCsv {
+    /// The columns of `doc`'s CSV (its first run's params; its link known or not).
+    pub fn of(doc: &ResultsDoc) -> FlowsCsv {
+        FlowsCsv::new(doc, doc.runs.first())
+    }
+
+    /// The columns for a document whose first run is `first` (its runs may not be there).
+    pub fn new(doc: &ResultsDoc, first: Option<&RunResult>) -> FlowsCsv {
+        FlowsCsv {
+            keys: first
+                .map(|r| r.params.keys().cloned().collect())
+                .unwrap_or_default(),
+            known: crate::host::link_known(doc),
+        }
+    }
+
+    /// The header line.
+    pub fn header(&self) -> String {
+        let mut s = String::from("run,seed");
+        for k in &self.keys {
+            s.push(',');
+            s.push_str(&csv_field(k));
+        }
+        s.push_str(",flow,cc");
+        for m in FLOWS_CSV {
+            s.push(',');
+            s.push_str(m.key);
+        }
+        s.push('\n');
+        s
+    }
+
+    /// Run number `run`'s lines (one per flow), appended to `s`.
+    pub fn rows(&self, s: &mut String, run: usize, r: &RunResult) {
         for f in &r.flows {
-            let _ = write!(s, "{},{}", i + 1, r.seed);
-            for k in &keys {
+            let _ = write!(s, "{},{}", run, r.seed);
+            for k in &self.keys {
                 let v = r.params.get(k).map(|v| match v {
                     serde_json::Value::String(x) => x.clone(),
                     other => other.to_string(),
@@ -55,14 +85,13 @@ pub fn flows_csv(doc: &ResultsDoc) -> String {
             let _ = write!(s, ",{},{}", f.id, f.cc);
             for m in FLOWS_CSV {
                 // A link field: empty when the link is unknown.
-                let v = m.of(r, f).filter(|_| known || !m.is_link());
+                let v = m.of(r, f).filter(|_| self.known || !m.is_link());
                 s.push(',');
                 s.push_str(&m.csv(v));
             }
             s.push('\n');
         }
     }
-    s
 }
 
 #[cfg(test)]

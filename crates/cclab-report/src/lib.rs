@@ -9,6 +9,7 @@
 //!   module; [`ts`]: time-series
 //!   charts (static SVG + the data of the interactive uPlot chart); [`calpage`]: the
 //!   calibration page (simulator against kernel).
+//! - [`stream`]: a results directory written as its runs come (sweeps too large to hold).
 //! - [`load`]: read results directories back (results.json + series/run-N.csv).
 //! - [`compare`]: pair the runs of two results documents, metric by metric.
 //! - [`chartfile`]: every chart of a report as an SVG or PNG file (PNG rendered by resvg).
@@ -27,6 +28,7 @@ pub mod html;
 pub mod load;
 pub mod parquet;
 pub mod plot;
+pub mod stream;
 pub mod table;
 pub mod ts;
 pub mod units;

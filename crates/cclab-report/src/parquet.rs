@@ -48,50 +48,83 @@ fn split<T: Clone>(v: &[Option<T>]) -> (Vec<T>, Vec<i16>) {
     (v.iter().flatten().cloned().collect(), levels)
 }
 
-/// A table as the bytes of a Parquet file.
-pub fn encode(t: &Table) -> Result<Vec<u8>, String> {
-    let err = |e: parquet::errors::ParquetError| e.to_string();
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_created_by(format!("cclab {}", cclab_results::VERSION))
-        .build();
-    let mut out = Vec::new();
-    let mut w =
-        SerializedFileWriter::new(&mut out, Arc::new(schema(t)?), Arc::new(props)).map_err(err)?;
-    let mut rg = w.next_row_group().map_err(err)?;
-    for c in &t.columns {
-        let mut col = rg
-            .next_column()
-            .map_err(err)?
-            .ok_or("the Parquet writer has fewer columns than the table")?;
-        match &c.values {
-            Values::Int(v) => {
-                let (vals, levels) = split(v);
-                col.typed::<Int64Type>()
-                    .write_batch(&vals, Some(&levels), None)
-                    .map_err(err)?;
-            }
-            Values::Float(v) => {
-                let (vals, levels) = split(v);
-                col.typed::<DoubleType>()
-                    .write_batch(&vals, Some(&levels), None)
-                    .map_err(err)?;
-            }
-            Values::Text(v) => {
-                let (vals, levels) = split(v);
-                let vals: Vec<ByteArray> = vals
-                    .into_iter()
-                    .map(|s| ByteArray::from(s.into_bytes()))
-                    .collect();
-                col.typed::<ByteArrayType>()
-                    .write_batch(&vals, Some(&levels), None)
-                    .map_err(err)?;
-            }
-        }
-        col.close().map_err(err)?;
+/// A Parquet file written one row group at a time: tables with the same columns (the parts
+/// of a document written as its runs come, [`crate::columns::table_in`]).
+pub struct TableWriter<W: std::io::Write + Send> {
+    w: SerializedFileWriter<W>,
+    names: Vec<String>,
+}
+
+fn err(e: parquet::errors::ParquetError) -> String {
+    e.to_string()
+}
+
+impl<W: std::io::Write + Send> TableWriter<W> {
+    /// A file whose columns are `like`'s.
+    pub fn new(out: W, like: &Table) -> Result<Self, String> {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(format!("cclab {}", cclab_results::VERSION))
+            .build();
+        let w = SerializedFileWriter::new(out, Arc::new(schema(like)?), Arc::new(props))
+            .map_err(err)?;
+        let names = like.columns.iter().map(|c| c.name.clone()).collect();
+        Ok(TableWriter { w, names })
     }
-    rg.close().map_err(err)?;
-    w.close().map_err(err)?;
+
+    /// `t`'s rows as one row group; its columns must be the file's.
+    pub fn write(&mut self, t: &Table) -> Result<(), String> {
+        if !t.columns.iter().map(|c| &c.name).eq(self.names.iter()) {
+            return Err("a part of the table has other columns than the file".into());
+        }
+        let mut rg = self.w.next_row_group().map_err(err)?;
+        for c in &t.columns {
+            let mut col = rg
+                .next_column()
+                .map_err(err)?
+                .ok_or("the Parquet writer has fewer columns than the table")?;
+            match &c.values {
+                Values::Int(v) => {
+                    let (vals, levels) = split(v);
+                    col.typed::<Int64Type>()
+                        .write_batch(&vals, Some(&levels), None)
+                        .map_err(err)?;
+                }
+                Values::Float(v) => {
+                    let (vals, levels) = split(v);
+                    col.typed::<DoubleType>()
+                        .write_batch(&vals, Some(&levels), None)
+                        .map_err(err)?;
+                }
+                Values::Text(v) => {
+                    let (vals, levels) = split(v);
+                    let vals: Vec<ByteArray> = vals
+                        .into_iter()
+                        .map(|s| ByteArray::from(s.into_bytes()))
+                        .collect();
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&vals, Some(&levels), None)
+                        .map_err(err)?;
+                }
+            }
+            col.close().map_err(err)?;
+        }
+        rg.close().map_err(err)?;
+        Ok(())
+    }
+
+    /// Write the file's footer.
+    pub fn close(self) -> Result<(), String> {
+        self.w.close().map(|_| ()).map_err(err)
+    }
+}
+
+/// A table as the bytes of a Parquet file (one row group).
+pub fn encode(t: &Table) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut w = TableWriter::new(&mut out, t)?;
+    w.write(t)?;
+    w.close()?;
     Ok(out)
 }
 
