@@ -9,6 +9,7 @@ assembles the runs in order into the same results document, byte for byte.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -128,7 +129,13 @@ def _ray_sweep(
             'executor="ray" needs Ray: pip install "cclab[ray]" (or pip install ray)'
         ) from None
     spec = sc._spec(seed, repeat, backend)
-    points = sc._plan(seed)["points"]
+    plan = json.loads(_native.plan_info(spec))
+    if plan["parallel_runs"] == 1:
+        raise _native.CclabError(
+            f"the {plan['backend']} backend measures real time and makes one run at a time on "
+            'one machine: sweep it with executor="local"'
+        )
+    points = plan["points"]
     total = len(points) * repeat
     own = False
     if not ray.is_initialized():

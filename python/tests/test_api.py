@@ -185,3 +185,8 @@ def test_python_m_cclab_runs_a_file_like_the_cli(cli, small_file, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "cclab", "run", str(small_file), "--set", "link.rate=fast"],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stderr.startswith("error: ") and "link.rate" in bad.stderr
+
+
+def test_a_ray_sweep_refuses_the_kernel_backend(small_file):
+    with pytest.raises(cclab.CclabError, match='one run at a time on one machine: sweep it with executor="local"'):
+        cclab.sweep(cclab.Scenario.load(str(small_file), backend="kernel"), executor="ray")

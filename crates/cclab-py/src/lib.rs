@@ -89,7 +89,10 @@ fn plan_info(spec: Spec) -> PyResult<String> {
             })
         })
         .collect();
+    let backend = cclab::backends::by_name(&spec.6).map_err(CclabError::new_err)?;
     let v = serde_json::json!({
+        "backend": backend.name(),
+        "parallel_runs": backend.parallel_runs(),
         "name": plan.name,
         "description": plan.description,
         "origin": plan.path,
