@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 from . import _native
+
+if TYPE_CHECKING:
+    from ._results import Results
 
 PathLike = Union[str, "os.PathLike[str]"]
 Override = Union[str, Mapping[str, Any]]
@@ -175,4 +177,3 @@ def load(source: Union[PathLike, Mapping[str, Any], Scenario], **kwargs: Any) ->
 
 
 __all__ = ["Scenario", "controllers", "load"]
-_ = (Iterable, Path, Sequence)  # typing names kept for readers of the signatures

@@ -1,6 +1,5 @@
 """Shared fixtures: the repository, the CLI binary the Rust suite built, scratch scenarios."""
 
-import os
 import subprocess
 from pathlib import Path
 

@@ -1,6 +1,5 @@
 """The package's API against the CLI: same results bytes, same tables, same errors."""
 
-import io
 import json
 import signal
 import subprocess
