@@ -716,27 +716,20 @@ pub fn to_json(c: &Comparison) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cclab_results::testing::{DocBuilder, RunBuilder};
 
     /// A document of one run on `backend` with a link at 80% and some drops.
     fn one_run(backend: &str, goodput: f64) -> ResultsDoc {
-        let mut r = RunResult {
-            jain: 1.0,
-            duration_s: 10.0,
-            ..Default::default()
-        };
-        r.flows.push(FlowResult {
-            cc: "cubic".into(),
-            goodput_bps: goodput,
-            ..Default::default()
-        });
-        r.link.utilization = 0.8;
-        r.link.drops_buffer = 12;
-        ResultsDoc {
-            scenario: "perf".into(),
-            backend: backend.into(),
-            runs: vec![r],
-            ..Default::default()
-        }
+        let r = RunBuilder::new()
+            .duration(10.0)
+            .flow("cubic", goodput)
+            .utilization(0.8)
+            .drops_buffer(12);
+        DocBuilder::new()
+            .scenario("perf")
+            .backend(backend)
+            .run(r)
+            .build()
     }
 
     #[test]

@@ -320,11 +320,11 @@ fn show_hosts(r: &Map<String, Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_results::{RunResult, Source};
+    use cclab_results::testing::{DocBuilder, RunBuilder};
     use serde_json::json;
 
-    fn run(loss: f64, buffer: &str, bytes: f64) -> RunResult {
-        let v = json!({
+    fn run(loss: f64, buffer: &str, bytes: f64) -> RunBuilder {
+        RunBuilder::new().resolved_all(json!({
             "link.rate": 100e6, "link.rtt": 0.04, "link.bdp_bytes": 500000.0,
             "link.packet_bytes": 1500, "link.buffer": buffer, "link.buffer_bytes": bytes,
             "link.loss": loss, "link.loss_burst": 1.0, "link.loss_unit": "segment",
@@ -332,23 +332,14 @@ mod tests {
             "link.jitter": 0.0, "link.reorder": false, "link.ack_aggregation": 0.0,
             "hosts.profile": "linux", "hosts.init_cwnd": 10,
             "hosts.tcp_rmem": "4096 131072 6291456", "hosts.tcp_wmem": "4096 16384 4194304",
-        });
-        RunResult {
-            resolved: v.as_object().unwrap().clone(),
-            ..Default::default()
-        }
+        }))
     }
 
-    fn doc(runs: Vec<RunResult>, overrides: &[&str]) -> ResultsDoc {
-        ResultsDoc {
-            runs,
-            source: Some(Source {
-                file: "s.toml".into(),
-                sha256: "0".into(),
-                overrides: overrides.iter().map(|s| s.to_string()).collect(),
-            }),
-            ..Default::default()
-        }
+    fn doc(runs: Vec<RunBuilder>, overrides: &[&str]) -> ResultsDoc {
+        DocBuilder::new()
+            .runs(runs)
+            .source("s.toml", overrides)
+            .build()
     }
 
     #[test]
@@ -388,8 +379,7 @@ mod tests {
 
     #[test]
     fn documents_without_a_path_have_no_line() {
-        let mut r = RunResult::default();
-        r.resolved.insert("duration".into(), json!(10.0));
+        let r = RunBuilder::new().resolved("duration", 10.0);
         assert_eq!(path_line(&doc(vec![r], &[])), None);
     }
 }

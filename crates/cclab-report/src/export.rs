@@ -97,25 +97,12 @@ impl FlowsCsv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_results::{FlowResult, RunResult};
+    use cclab_results::testing::{DocBuilder, RunBuilder};
 
     #[test]
     fn real_paths_leave_link_columns_empty() {
-        let mut r = RunResult {
-            jain: 1.0,
-            ..Default::default()
-        };
-        r.flows.push(FlowResult {
-            cc: "cubic".into(),
-            goodput_bps: 5e6,
-            ..Default::default()
-        });
-        r.link.utilization = 0.5;
-        let mut doc = ResultsDoc {
-            backend: "sim".into(),
-            runs: vec![r],
-            ..Default::default()
-        };
+        let r = RunBuilder::new().flow("cubic", 5e6).utilization(0.5);
+        let mut doc = DocBuilder::new().run(r).build();
         let row = |d: &ResultsDoc| flows_csv(d).lines().nth(1).unwrap().to_string();
         assert!(
             row(&doc).contains(",0.5000,0,0,0.000,0.000,1.0000,0,0,0,0,0"),

@@ -444,7 +444,7 @@ fn prediction_table(out: &mut String, f: &Fit) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_results::RunResult;
+    use cclab_results::testing::{DocBuilder, RunBuilder};
     use serde_json::json;
 
     /// A fit as `cclab perf --predict` writes it, with a key this report does not know.
@@ -469,16 +469,11 @@ mod tests {
     }
 
     fn host_doc(fit: Option<Value>, peer: &str) -> ResultsDoc {
-        let mut r = RunResult::default();
-        r.settings.insert("host.peer".into(), json!(peer));
-        r.settings.insert("host.direction".into(), json!("upload"));
-        r.settings.insert("host.sender".into(), json!("local"));
-        ResultsDoc {
-            backend: BACKEND.into(),
-            runs: vec![r],
-            fit,
-            ..Default::default()
-        }
+        let r = RunBuilder::new()
+            .setting("host.peer", peer)
+            .setting("host.direction", "upload")
+            .setting("host.sender", "local");
+        DocBuilder::new().backend(BACKEND).run(r).fit(fit).build()
     }
 
     #[test]

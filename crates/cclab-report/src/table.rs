@@ -553,52 +553,28 @@ fn unfinished_warning(open: &[(&RunResult, &FlowResult)], sized: usize, runs: &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_results::{LinkResult, Percentiles};
+    use cclab_results::testing::{DocBuilder, RunBuilder};
 
-    fn run(seed: u64, loss: f64, goodput: f64) -> RunResult {
-        let mut params = serde_json::Map::new();
-        params.insert("link.loss".into(), serde_json::json!(loss));
-        RunResult {
-            params,
-            seed,
-            duration_s: 1.0,
-            flows: vec![FlowResult {
-                cc: "bbr".into(),
-                goodput_bps: goodput,
-                rtt_ms: Percentiles {
-                    min: 1.0,
-                    p50: 2.0,
-                    p95: 3.0,
-                    p99: 4.0,
-                },
-                ..Default::default()
-            }],
-            link: LinkResult::default(),
-            jain: 1.0,
-            reference: None,
-            series: None,
-            lab: None,
-            ..Default::default()
-        }
+    fn run(seed: u64, loss: f64, goodput: f64) -> RunBuilder {
+        RunBuilder::new()
+            .param("link.loss", loss)
+            .seed(seed)
+            .duration(1.0)
+            .flow("bbr", goodput)
+            .rtt_ms(1.0, 2.0, 3.0, 4.0)
     }
 
     #[test]
     fn repeats_fold_into_median_and_range() {
-        let doc = ResultsDoc {
-            cclab: "t".into(),
-            scenario: "s".into(),
-            backend: "sim".into(),
-            runs: vec![
-                run(1, 0.0, 10e6),
-                run(2, 0.0, 30e6),
-                run(3, 0.0, 20e6),
-                run(1, 0.01, 5e6),
-                run(2, 0.01, 7e6),
-                run(3, 0.01, 6e6),
-            ],
-            ..Default::default()
-        };
-        let t = render(&doc, "title");
+        let d = doc(vec![
+            run(1, 0.0, 10e6),
+            run(2, 0.0, 30e6),
+            run(3, 0.0, 20e6),
+            run(1, 0.01, 5e6),
+            run(2, 0.01, 7e6),
+            run(3, 0.01, 6e6),
+        ]);
+        let t = render(&d, "title");
         assert!(t.contains("seeds"), "{t}");
         // The statistic is named once, under the table, for the table and the link lines.
         assert_eq!(t.matches("median of 3 seeds [min-max]").count(), 1, "{t}");
@@ -607,31 +583,24 @@ mod tests {
         assert!(t.contains("6.00 Mbit/s [5.00-7.00]"), "{t}");
         assert_eq!(t.lines().filter(|l| l.contains("bbr")).count(), 2, "{t}");
         // A single seed prints plain values.
-        let single = ResultsDoc {
-            runs: vec![run(1, 0.0, 10e6)],
-            ..doc
-        };
-        let t = render(&single, "t");
+        let t = render(&doc(vec![run(1, 0.0, 10e6)]), "t");
         assert!(!t.contains('[') && !t.contains("median"), "{t}");
     }
 
-    fn doc(runs: Vec<RunResult>) -> ResultsDoc {
-        ResultsDoc {
-            cclab: "t".into(),
-            scenario: "s".into(),
-            backend: "sim".into(),
-            runs,
-            ..Default::default()
-        }
+    fn doc(runs: Vec<RunBuilder>) -> ResultsDoc {
+        DocBuilder::new()
+            .cclab("t")
+            .scenario("s")
+            .runs(runs)
+            .build()
     }
 
-    fn with_ref(mut r: RunResult, published_bps: f64, miss: Option<&str>) -> RunResult {
+    fn with_ref(r: RunBuilder, published_bps: f64, miss: Option<&str>) -> RunBuilder {
         let mut v = serde_json::json!({"goodput_bps": published_bps, "unit": "Mbit/s"});
         if let Some(m) = miss {
             v["miss"] = serde_json::json!(m);
         }
-        r.reference = Some(v);
-        r
+        r.reference(v)
     }
 
     #[test]
@@ -684,14 +653,10 @@ mod tests {
         assert_eq!(ratio_text(27.3), "x27.3");
     }
 
-    fn sized(mut r: RunResult, size: u64, fct: Option<f64>, delivered: u64) -> RunResult {
-        r.duration_s = 2.0;
-        r.resolved.insert("duration".into(), serde_json::json!(2.0));
-        let f = &mut r.flows[0];
-        f.size_bytes = Some(size);
-        f.fct_s = fct;
-        f.bytes_delivered = delivered;
-        r
+    fn sized(r: RunBuilder, size: u64, fct: Option<f64>, delivered: u64) -> RunBuilder {
+        r.duration(2.0)
+            .resolved("duration", 2.0)
+            .sized(size, fct, delivered)
     }
 
     #[test]
@@ -761,12 +726,8 @@ mod tests {
 
     #[test]
     fn markdown_is_the_same_table_with_pipes_escaped() {
-        let mut a = run(1, 0.0, 12e6);
-        a.params
-            .insert("hosts.profile".into(), serde_json::json!("a|b"));
-        let mut b = run(1, 0.01, 6e6);
-        b.params
-            .insert("hosts.profile".into(), serde_json::json!("c"));
+        let a = run(1, 0.0, 12e6).param("hosts.profile", "a|b");
+        let b = run(1, 0.01, 6e6).param("hosts.profile", "c");
         let d = doc(vec![with_ref(a, 10e6, None), with_ref(b, 2e6, Some("x|y"))]);
         let title = "name  (f.toml, sim backend, 2 runs)\n  a description*\n  * set on the command line: --set x=1";
         let md = render_markdown(&d, title);

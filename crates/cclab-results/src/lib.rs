@@ -6,13 +6,15 @@
 //! interface contract (issue #2): fields may be added, never renamed or removed.
 //!
 //! Also here: [`Histogram`] (bounded-memory percentiles), [`median`] and [`jain`], and
-//! [`metrics`]: the table of metrics every view (compare, CSV, tables) reads.
+//! [`metrics`]: the table of metrics every view (compare, CSV, tables) reads, and [`testing`]:
+//! runs and documents made by hand for tests.
 
 mod backend;
 mod builder;
 mod histogram;
 pub mod metrics;
 mod series;
+pub mod testing;
 pub mod trace;
 
 pub use backend::{Backend, BackendError, RunContext};

@@ -425,11 +425,7 @@ mod tests {
         assert_eq!(RETRANSMITS.of_flow(&f), Some(7.0));
         assert_eq!(FCT.of_flow(&f), None);
         assert_eq!(FCT.csv(FCT.of_flow(&f)), "");
-        let mut r = RunResult {
-            jain: 0.5,
-            ..Default::default()
-        };
-        r.link.marks = 3;
+        let r = crate::testing::RunBuilder::new().jain(0.5).marks(3).build();
         assert_eq!(JAIN.of_run(&r), Some(0.5));
         assert_eq!(LINK_MARKS.of_run(&r), Some(3.0));
         assert!(LINK_MARKS.is_link() && !JAIN.is_link());

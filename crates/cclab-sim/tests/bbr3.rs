@@ -3,16 +3,10 @@
 //! (seed 1 unless said otherwise); `cargo test --release -p cclab-sim --test bbr3 --
 //! --nocapture` prints them again.
 
+mod common;
 use cclab_results::RunResult;
 use cclab_sim::{run, SimConfig, SimFlow};
-
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
-/// Goodput as a share of the link rate (1448 payload bytes ride in each 1500-byte packet).
-fn util(goodput_bps: f64, rate_bps: f64) -> f64 {
-    goodput_bps / rate_bps * 1500.0 / 1448.0
-}
+use common::{MS, S};
 
 /// `a` and `b` sharing one path, `b` starting 1 s after `a`.
 fn pair(a: &str, b: &str, rate: f64, rtt: u64, buffer_bdp: f64, dur: u64) -> SimConfig {
@@ -34,7 +28,7 @@ fn pair(a: &str, b: &str, rate: f64, rtt: u64, buffer_bdp: f64, dur: u64) -> Sim
 fn random_loss_bbr3_tolerates_1_percent_not_5() {
     let share = |cc: &str, loss: f64| {
         let r = run(&SimConfig::single(cc, 100e6, 100 * MS, 1.0, loss, 60 * S));
-        util(r.flows[0].goodput_bps, 100e6)
+        common::share(r.flows[0].goodput_bps, 100e6)
     };
     let (b3_1, b1_1) = (share("bbr3", 0.01), share("bbr", 0.01));
     let (b3_5, b1_5) = (share("bbr3", 0.05), share("bbr", 0.05));

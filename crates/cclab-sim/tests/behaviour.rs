@@ -1,10 +1,9 @@
 //! The simulator's "done when" behaviours from issue #2, each asserted on simulated runs.
 
+mod common;
 use cclab_core::host::HostTcp;
 use cclab_sim::{run, HostLatency, HostWake, SimConfig, SimFlow};
-
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use common::{MS, S};
 
 fn mathis_bps(mss: f64, rtt_s: f64, p: f64) -> f64 {
     mss * 8.0 / rtt_s * 1.22 / p.sqrt()

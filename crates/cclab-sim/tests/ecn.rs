@@ -1,10 +1,9 @@
 //! ECN end to end on the simulator (issue #14): step marking at the bottleneck, the
 //! receiver's echo, the sender's once-per-window reduction, and DCTCP.
 
+mod common;
 use cclab_sim::{run, SimConfig};
-
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use common::{share, MS, S};
 
 /// A single flow of `cc` that negotiates ECN, on a path marking past `threshold_ns`.
 fn ecn_path(
@@ -19,11 +18,6 @@ fn ecn_path(
     cfg.link.ecn_threshold_ns = Some(threshold_ns);
     cfg.flows[0].ecn = true;
     cfg
-}
-
-/// Goodput as a share of the link's payload capacity (1448 of every 1500 bytes).
-fn share(goodput_bps: f64, rate: f64) -> f64 {
-    goodput_bps / (rate * 1448.0 / 1500.0)
 }
 
 /// CUBIC with ECN, 100 Mbit/s x 50 ms, 1 BDP buffer, 5 ms threshold, 60 s: the marks replace

@@ -4,6 +4,7 @@
 //! simulator measured; `cargo test --release -p cclab-sim --test paths -- --nocapture`
 //! prints them again.
 
+mod common;
 use std::sync::Arc;
 
 use cclab_core::cc::{self, ParamValue, Params};
@@ -14,17 +15,7 @@ use cclab_path::{
 };
 use cclab_results::{jain, median, RunResult};
 use cclab_sim::{run, SimConfig, SimFlow};
-
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
-/// Payload bytes in each 1500-byte packet on the wire.
-const PAYLOAD: f64 = 1448.0 / 1500.0;
-
-/// Goodput as a share of a link's payload capacity (1448 of every 1500 bytes).
-fn share(goodput_bps: f64, rate_bps: f64) -> f64 {
-    goodput_bps / (rate_bps * PAYLOAD)
-}
+use common::{share, MS, PAYLOAD, S};
 
 /// Each flow's mean goodput over the bins ending in `[from_s, to_s]`.
 fn goodput_between(r: &RunResult, from_s: f64, to_s: f64) -> Vec<f64> {

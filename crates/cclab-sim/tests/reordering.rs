@@ -6,12 +6,12 @@
 //! recovery the reordering caused before that is undone once D-SACKs show every
 //! retransmission of it was unneeded. The kernel keeps CUBIC at the link rate there.
 
+mod common;
 use cclab_core::sender::SenderStats;
 use cclab_results::RunResult;
 use cclab_sim::{SimConfig, Simulation};
+use common::{share, MS, S};
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
 const RATE: f64 = 50e6;
 
 fn jitter_path(cc: &str, reorder: bool, seed: u64) -> SimConfig {
@@ -29,18 +29,13 @@ fn run_with_stats(cfg: SimConfig) -> (RunResult, SenderStats) {
     (sim.into_result(), stats)
 }
 
-/// Goodput as a share of the link's payload capacity (1448 of every 1500 bytes).
-fn share(goodput_bps: f64) -> f64 {
-    goodput_bps / (RATE * 1448.0 / 1500.0)
-}
-
 #[test]
 fn cubic_learns_the_reordering_and_fills_the_link() {
     for seed in 1..=5 {
         let (r, st) = run_with_stats(jitter_path("cubic", true, seed));
         let f = &r.flows[0];
         assert!(st.reord_seen > 0, "seed {seed}");
-        let util = share(f.goodput_bps);
+        let util = share(f.goodput_bps, RATE);
         assert!(
             util >= 0.97,
             "seed {seed}: goodput {:.1} Mbit/s = {util:.3} of the link",
@@ -65,7 +60,7 @@ fn cubic_learns_the_reordering_and_fills_the_link() {
 fn a_recovery_before_reordering_is_learnt_is_undone() {
     let (r, st) = run_with_stats(jitter_path("cubic", true, 3));
     assert!(st.undos >= 1, "{st:?}");
-    let util = share(r.flows[0].goodput_bps);
+    let util = share(r.flows[0].goodput_bps, RATE);
     assert!(util >= 0.97, "{util:.3} of the link");
 }
 
@@ -75,7 +70,7 @@ fn bbr_keeps_its_rate_on_a_reordering_path() {
         let (r, st) = run_with_stats(jitter_path("bbr", true, seed));
         let f = &r.flows[0];
         assert!(st.reord_seen > 0, "seed {seed}");
-        let util = share(f.goodput_bps);
+        let util = share(f.goodput_bps, RATE);
         assert!(util >= 0.95, "seed {seed}: {util:.3} of the link");
         // BBR overflows a 1-BDP buffer now and then; few retransmissions beyond its drops
         // (the simulator once retransmitted 6% of its segments, reordered ones taken for lost).

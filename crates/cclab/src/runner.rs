@@ -491,23 +491,14 @@ fn progress(done: &AtomicUsize, finished: &AtomicBool, n: usize, start: Instant)
 #[cfg(test)]
 mod retry_tests {
     use super::*;
-    use cclab_results::LabConditions;
+    use cclab_results::testing::RunBuilder;
 
     fn run_with(steal_ms: f64, stalls: u64, goodput: f64) -> RunResult {
-        RunResult {
-            duration_s: 10.0,
-            lab: Some(LabConditions {
-                steal_ms: Some(steal_ms),
-                cpus: 2,
-                element_stalls: stalls,
-                retries: 0,
-            }),
-            flows: vec![cclab_results::FlowResult {
-                goodput_bps: goodput,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
+        RunBuilder::new()
+            .duration(10.0)
+            .lab(steal_ms, 2, stalls)
+            .flow("", goodput)
+            .build()
     }
 
     #[test]

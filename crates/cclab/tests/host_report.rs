@@ -6,6 +6,7 @@
 mod common;
 use cclab_remote::protocol::Sample;
 use cclab_remote::results::{run_result, FlowMeasure};
+use cclab_results::testing::DocBuilder;
 use cclab_results::ResultsDoc;
 use common::{cclab, tmpdir};
 use serde_json::{json, Value};
@@ -74,18 +75,17 @@ fn fit() -> Value {
 }
 
 fn host_doc(fit: Option<Value>) -> ResultsDoc {
-    ResultsDoc {
-        cclab: cclab_results::VERSION.to_string(),
-        scenario: "perf".into(),
-        backend: "host".into(),
-        runs: vec![
+    DocBuilder::new()
+        .cclab(cclab_results::VERSION)
+        .scenario("perf")
+        .backend("host")
+        .runs([
             run("cubic", 20.0, 1),
             run("cubic", 20.0, 2),
             run("bbr", 40.0, 1),
-        ],
-        fit,
-        ..Default::default()
-    }
+        ])
+        .fit(fit)
+        .build()
 }
 
 /// `doc` written as `cclab perf --out` writes it (results.json, series/run-N.csv) into a

@@ -552,27 +552,20 @@ fn run_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_results::RunResult;
+    use cclab_results::testing::{DocBuilder, RunBuilder};
 
-    fn run(loss: f64, seed: u64) -> RunResult {
-        let mut r = RunResult {
-            seed,
-            ..Default::default()
-        };
-        r.params.insert("link.loss".into(), serde_json::json!(loss));
-        r
+    fn run(loss: f64, seed: u64) -> RunBuilder {
+        RunBuilder::new().seed(seed).param("link.loss", loss)
     }
 
     #[test]
     fn runs_line_up_by_params_and_seed_then_by_params() {
-        let mk = |runs: Vec<RunResult>| -> ResultsDoc {
-            ResultsDoc {
-                cclab: "0".into(),
-                scenario: "s".into(),
-                backend: "sim".into(),
-                runs,
-                ..Default::default()
-            }
+        let mk = |runs: Vec<RunBuilder>| {
+            DocBuilder::new()
+                .cclab("0")
+                .scenario("s")
+                .runs(runs)
+                .build()
         };
         let a = mk(vec![run(0.0, 1), run(0.0, 2), run(0.01, 1)]);
         // Same point, seeds swapped; one with another seed; one point A lacks.

@@ -7,7 +7,8 @@ use super::tables::{seeds_table, summary_table, unfinished_warning};
 use super::{render, Options};
 use crate::load::Source;
 use crate::plot::{self, Unit};
-use cclab_results::{FlowResult, ResultsDoc, RunResult};
+use cclab_results::testing::{DocBuilder, RunBuilder};
+use cclab_results::{ResultsDoc, RunResult};
 
 #[test]
 fn shades_differ_and_stay_valid() {
@@ -30,38 +31,25 @@ fn key_names_read_naturally() {
 /// A run of a buffer sweep: `buffer` as given, the resolved bytes, and one flow per
 /// (cc, goodput).
 fn buf_run(buffer: &str, bytes: f64, seed: u64, flows: &[(&str, f64)]) -> RunResult {
-    let mut r = RunResult {
-        seed,
-        duration_s: 10.0,
-        ..Default::default()
-    };
-    r.params.insert("link.buffer".into(), json!(buffer));
-    r.resolved.insert("link.buffer".into(), json!(buffer));
-    r.resolved.insert("link.buffer_bytes".into(), json!(bytes));
-    r.resolved.insert("link.bdp_bytes".into(), json!(250_000));
-    r.resolved.insert("link.packet_bytes".into(), json!(1500));
-    r.link.rate_bps = 50e6;
-    for (i, (cc, gp)) in flows.iter().enumerate() {
-        r.flows.push(FlowResult {
-            id: i as u32,
-            cc: cc.to_string(),
-            goodput_bps: *gp,
-            ..Default::default()
-        });
-    }
-    let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
-    r.jain = cclab_results::jain(&g);
-    r
+    RunBuilder::new()
+        .seed(seed)
+        .duration(10.0)
+        .param("link.buffer", buffer)
+        .resolved("link.buffer", buffer)
+        .resolved("link.buffer_bytes", bytes)
+        .resolved("link.bdp_bytes", 250_000)
+        .resolved("link.packet_bytes", 1500)
+        .link_rate(50e6)
+        .flows(flows)
+        .build()
 }
 
 fn doc(runs: Vec<RunResult>) -> ResultsDoc {
-    ResultsDoc {
-        cclab: "0".into(),
-        scenario: "buf".into(),
-        backend: "sim".into(),
-        runs,
-        ..Default::default()
-    }
+    DocBuilder::new()
+        .cclab("0")
+        .scenario("buf")
+        .runs(runs)
+        .build()
 }
 
 use serde_json::json;
@@ -207,14 +195,13 @@ fn summary_shows_jain_shares_and_unfinished_flows() {
 
 /// A measurement of a real host: two runs with time series, the link fields all zero.
 fn host_doc() -> ResultsDoc {
-    let runs = (1..=2)
-        .map(|seed| {
-            let mut r = buf_run("1bdp", 0.0, seed, &[("cubic", 40e6)]);
-            r.params.clear();
-            r.resolved.clear();
-            r.link = Default::default();
-            r.params.insert("flows.cc".into(), json!("cubic"));
-            r.series = Some(cclab_results::TimeSeries {
+    let runs = (1..=2).map(|seed| {
+        RunBuilder::new()
+            .seed(seed)
+            .duration(10.0)
+            .param("flows.cc", "cubic")
+            .flow("cubic", 40e6)
+            .series(cclab_results::TimeSeries {
                 interval_s: 0.1,
                 t_s: vec![0.1, 0.2],
                 link_queue_bytes: vec![0.0, 0.0],
@@ -227,15 +214,14 @@ fn host_doc() -> ResultsDoc {
                     ..Default::default()
                 }],
                 ..Default::default()
-            });
-            r
-        })
-        .collect();
-    ResultsDoc {
-        backend: "host".into(),
-        scenario: "perf".into(),
-        ..doc(runs)
-    }
+            })
+    });
+    DocBuilder::new()
+        .backend("host")
+        .scenario("perf")
+        .cclab("0")
+        .runs(runs)
+        .build()
 }
 
 #[test]

@@ -1,0 +1,121 @@
+//! Helpers shared by the scenario format's integration tests (`scenario`, `path_keys`,
+//! `mutate`; each uses a subset): a small scenario to edit, loading and expanding it, the
+//! one-line error a bad one must give, and a temporary folder.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cclab_scenario::{MatrixPoint, Scenario, ScenarioError, ScenarioFile};
+
+pub const BASE: &str = r#"name = "t"
+duration = "10s"
+[link]
+rate = "100mbit"
+rtt = "20ms"
+[[flows]]
+cc = "cubic"
+"#;
+
+pub fn load(text: &str) -> ScenarioFile {
+    ScenarioFile::from_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}\n--- text ---\n{text}"))
+}
+
+pub fn points(f: &ScenarioFile) -> Vec<MatrixPoint> {
+    f.expand().unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn one_of(f: &ScenarioFile) -> Scenario {
+    let pts = points(f);
+    assert_eq!(pts.len(), 1, "expected one point");
+    pts.into_iter().next().unwrap().scenario
+}
+
+pub fn one(text: &str) -> Scenario {
+    one_of(&load(text))
+}
+
+/// BASE with `extra` lines added at the end of [link] (after rtt).
+pub fn with_link(extra: &str) -> String {
+    BASE.replace("rtt = \"20ms\"\n", &format!("rtt = \"20ms\"\n{extra}\n"))
+}
+
+/// The error of loading, overriding or expanding, checked to be one line.
+pub fn one_line(e: ScenarioError) -> (ScenarioError, String) {
+    let s = e.to_string();
+    assert!(
+        !s.contains('\n') && !s.contains('\r'),
+        "not one line: {s:?}"
+    );
+    assert!(!s.trim().is_empty());
+    (e, s)
+}
+
+/// Loads and expands `file`, expecting an error at either stage.
+pub fn error_of_file(
+    f: Result<ScenarioFile, ScenarioError>,
+    what: &str,
+) -> (ScenarioError, String) {
+    match f {
+        Err(e) => one_line(e),
+        Ok(f) => match f.expand() {
+            Err(e) => one_line(e),
+            Ok(_) => panic!("expected an error for:\n{what}"),
+        },
+    }
+}
+
+/// Loads (and expands) `text`, expecting an error; returns it and its one-line display.
+pub fn error_of(text: &str) -> (ScenarioError, String) {
+    error_of_file(ScenarioFile::from_str(text, "t.toml"), text)
+}
+
+/// The error names the file and `line` (in its text and its `line`), the key, and says each
+/// of `needles`.
+pub fn assert_error(text: &str, line: u32, key: &str, needles: &[&str]) -> ScenarioError {
+    let (e, s) = error_of(text);
+    assert!(
+        s.starts_with(&format!("t.toml:{line}:")),
+        "wrong file/line (want {line}) in: {s}\n--- text ---\n{text}"
+    );
+    assert_eq!(e.line, Some(line), "{s}");
+    assert!(s.contains(key), "key {key:?} missing in: {s}");
+    for n in needles {
+        assert!(s.contains(n), "{n:?} missing in: {s}");
+    }
+    e
+}
+
+/// A folder of its own under the system's temp dir, removed when dropped (also when the test
+/// fails).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "cclab-scenario-{}-{tag}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        TempDir(p)
+    }
+
+    /// Writes `text` to `name` (which may have folders) under this folder.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
