@@ -206,8 +206,8 @@ fn relative_to_cwd(path: &Path) -> String {
 #[test]
 fn aqm_absent_is_droptail() {
     let s = one(BASE);
-    assert_eq!(s.link.path.aqm, AqmDesc::DropTail);
-    assert_eq!(s.link.desc().aqm, AqmDesc::DropTail);
+    assert_eq!(s.link.path.aqm, AqmDesc::default());
+    assert_eq!(s.link.desc().aqm, AqmDesc::default());
     let r = s.resolved();
     assert_eq!(r["link.aqm"], json!("droptail"));
     assert!(!r.contains_key("link.aqm.target"));
@@ -220,7 +220,7 @@ fn aqm_names_take_linux_defaults() {
     let codel = one(&with_link("aqm = \"codel\"")).link;
     assert_eq!(
         codel.path.aqm,
-        AqmDesc::Codel(CodelParams {
+        AqmDesc::from(CodelParams {
             target_ns: 5_000_000,
             interval_ns: 100_000_000,
             ecn: true,
@@ -229,7 +229,7 @@ fn aqm_names_take_linux_defaults() {
     let fq = one(&with_link("aqm = \"fq_codel\"")).link;
     assert_eq!(
         fq.path.aqm,
-        AqmDesc::FqCodel(FqCodelParams {
+        AqmDesc::from(FqCodelParams {
             target_ns: 5_000_000,
             interval_ns: 100_000_000,
             ecn: true,
@@ -241,7 +241,7 @@ fn aqm_names_take_linux_defaults() {
     let pie = one(&with_link("aqm = \"pie\"")).link;
     assert_eq!(
         pie.path.aqm,
-        AqmDesc::Pie(PieParams {
+        AqmDesc::from(PieParams {
             target_ns: 15_000_000,
             tupdate_ns: 15_000_000,
             alpha: 2,
@@ -254,7 +254,7 @@ fn aqm_names_take_linux_defaults() {
     );
     assert_eq!(
         one(&with_link("aqm = \"droptail\"")).link.path.aqm,
-        AqmDesc::DropTail
+        AqmDesc::default()
     );
     // desc() carries it, and the table form with only `kind` is the same.
     for (name, link) in [("codel", &codel), ("fq_codel", &fq), ("pie", &pie)] {
@@ -296,7 +296,7 @@ fn aqm_table_sets_each_parameter() {
     ));
     assert_eq!(
         s.link.path.aqm,
-        AqmDesc::Codel(CodelParams {
+        AqmDesc::from(CodelParams {
             target_ns: 2_000_000,
             interval_ns: 50_000_000,
             ecn: false,
@@ -312,7 +312,7 @@ fn aqm_table_sets_each_parameter() {
         "[link.aqm]\nkind = \"fq_codel\"\ntarget = \"1ms\"\ninterval = \"20ms\"\necn = false\n\
          flows = 16\nquantum = 300\ndrop_batch = 8",
     ));
-    let want = AqmDesc::FqCodel(FqCodelParams {
+    let want = AqmDesc::from(FqCodelParams {
         target_ns: 1_000_000,
         interval_ns: 20_000_000,
         ecn: false,
@@ -336,7 +336,7 @@ fn aqm_table_sets_each_parameter() {
         "aqm = { kind = \"pie\", target = \"20ms\", tupdate = \"30ms\", alpha = 4, beta = 0, \
          max_burst = \"0s\", ecn = false, bytemode = true, dq_rate_estimator = true }",
     ));
-    let want = AqmDesc::Pie(PieParams {
+    let want = AqmDesc::from(PieParams {
         target_ns: 20_000_000,
         tupdate_ns: 30_000_000,
         alpha: 4,
@@ -359,7 +359,7 @@ fn aqm_table_sets_each_parameter() {
     assert!(!r.contains_key("link.aqm.flows"));
     // Parameters of a kind not given keep the kind's defaults.
     let s = one(&with_tables("[link.aqm]\nkind = \"pie\"\ntarget = \"5ms\""));
-    let AqmDesc::Pie(p) = s.link.path.aqm else {
+    let Some(p) = s.link.path.aqm.params::<PieParams>() else {
         panic!()
     };
     assert_eq!(
@@ -1288,7 +1288,7 @@ fn aqm_name_sweep() {
     );
     assert_eq!(
         pts[2].scenario.link.path.aqm,
-        AqmDesc::FqCodel(Default::default())
+        AqmDesc::from(FqCodelParams::default())
     );
     for p in &pts {
         // The params value is the resolved one.
@@ -1326,11 +1326,11 @@ fn aqm_kind_sweep_applies_parameters_to_the_kinds_that_take_them() {
     );
     assert_eq!(ls[12], "link.aqm.kind=pie,link.aqm.target=0.005");
     assert_eq!(ls[13], "link.aqm.kind=pie,link.aqm.target=0.01");
-    let AqmDesc::Pie(p) = &pts[13].scenario.link.path.aqm else {
+    let Some(p) = pts[13].scenario.link.path.aqm.params::<PieParams>() else {
         panic!("{:?}", pts[13].scenario.link.path.aqm)
     };
     assert_eq!((p.target_ns, p.tupdate_ns), (10_000_000, 30_000_000));
-    let AqmDesc::FqCodel(q) = &pts[11].scenario.link.path.aqm else {
+    let Some(q) = pts[11].scenario.link.path.aqm.params::<FqCodelParams>() else {
         panic!()
     };
     assert_eq!(
@@ -1453,10 +1453,10 @@ fn sweeps_of_every_new_key_multiply() {
 fn set_aqm_every_form() {
     // A name where there was none.
     let s = one_of(&with_sets(BASE, &["link.aqm=fq_codel"]));
-    assert_eq!(s.link.path.aqm, AqmDesc::FqCodel(Default::default()));
+    assert_eq!(s.link.path.aqm, AqmDesc::from(FqCodelParams::default()));
     // A bare name becomes the table's kind, so a parameter can be set beside it.
     let f = with_sets(&with_link("aqm = \"codel\""), &["link.aqm.target=10ms"]);
-    let AqmDesc::Codel(p) = one_of(&f).link.path.aqm else {
+    let Some(p) = one_of(&f).link.path.aqm.params::<CodelParams>() else {
         panic!()
     };
     assert_eq!((p.target_ns, p.interval_ns), (10_000_000, 100_000_000));
@@ -1465,7 +1465,7 @@ fn set_aqm_every_form() {
         BASE,
         &["link.aqm=pie", "link.aqm.alpha=5", "link.aqm.kind=pie"],
     );
-    let AqmDesc::Pie(p) = one_of(&f).link.path.aqm else {
+    let Some(p) = one_of(&f).link.path.aqm.params::<PieParams>() else {
         panic!()
     };
     assert_eq!(p.alpha, 5);
@@ -1492,7 +1492,7 @@ fn set_aqm_every_form() {
     let f = with_sets(&table, &["link.aqm={kind=\"codel\", ecn=false}"]);
     assert_eq!(
         one_of(&f).link.path.aqm,
-        AqmDesc::Codel(CodelParams {
+        AqmDesc::from(CodelParams {
             ecn: false,
             ..Default::default()
         })
@@ -1503,7 +1503,7 @@ fn set_aqm_every_form() {
             .link
             .path
             .aqm,
-        AqmDesc::DropTail
+        AqmDesc::default()
     );
 }
 
@@ -1769,7 +1769,7 @@ cc = "bbr"
     );
     assert_eq!(
         l.path.aqm,
-        AqmDesc::Pie(PieParams {
+        AqmDesc::from(PieParams {
             target_ns: 20_000_000,
             tupdate_ns: 30_000_000,
             alpha: 3,
