@@ -91,7 +91,7 @@ fn one_point(
 ) -> Result<CapacityPoint, KernelError> {
     let el_shared = Arc::new(ElementShared::new());
     let mut cfg = bench_element(2 * delay, vec![], timing, mode);
-    if *aqm != cclab_path::AqmDesc::DropTail {
+    if *aqm != cclab_path::AqmDesc::default() {
         cfg.link.aqm = aqm.clone();
         cfg.link.rate_bps = rate * 1.05;
     }

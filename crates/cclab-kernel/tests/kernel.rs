@@ -741,7 +741,7 @@ fn path_elements_run_in_the_tun_element() {
     let opts = KernelOptions::default();
     // CoDel at 50 Mbit/s x 20 ms with a 4 BDP limit: the queue stays near the target.
     let mut sc = scenario(50e6, 20.0, 4.0, 0.0, "cubic", 4.0);
-    sc.link.path.aqm = cclab_path::AqmDesc::Codel(Default::default());
+    sc.link.path.aqm = cclab_path::CodelParams::default().into();
     let r = run_scenario(&sc, &opts).unwrap();
     let q = &r.link.elements["data.queue"];
     eprintln!("codel: {q:?}, queue {:?}", r.link.queue_delay_ms);

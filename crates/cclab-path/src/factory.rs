@@ -7,12 +7,9 @@
 use crate::chain::Chain;
 use crate::element::Packet;
 use crate::elements::{
-    AckAggregation, Codel, CodelParams, Delay, Fifo, FqCodel, FqCodelParams, Link, Pie, PieParams,
-    Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
+    AckAggregation, Delay, Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
 };
-use crate::queue::Queue;
-use crate::settings::{Given, Setting, SettingValue};
-use crate::{Nanos, Rng};
+use crate::{AqmDesc, Nanos, Rng};
 
 /// The random streams of a run: each component draws from its own, derived from the run's
 /// seed, so a seed means the same loss pattern on every backend.
@@ -30,95 +27,6 @@ pub mod streams {
     /// FQ-CoDel's flow-hash perturbation.
     pub const FLOW_HASH: u64 = 6;
 }
-
-/// The bottleneck's queue discipline (`link.aqm`).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum AqmDesc {
-    /// A drop-tail FIFO (Linux bfifo).
-    #[default]
-    DropTail,
-    Codel(CodelParams),
-    FqCodel(FqCodelParams),
-    Pie(PieParams),
-}
-
-impl AqmDesc {
-    /// The name a scenario gives it (`link.aqm`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            AqmDesc::DropTail => "droptail",
-            AqmDesc::Codel(_) => "codel",
-            AqmDesc::FqCodel(_) => "fq_codel",
-            AqmDesc::Pie(_) => "pie",
-        }
-    }
-
-    /// The value of each of its discipline's settings ([`Aqm::settings`]), in order.
-    pub fn values(&self) -> Vec<SettingValue> {
-        match self {
-            AqmDesc::DropTail => Vec::new(),
-            AqmDesc::Codel(p) => p.values(),
-            AqmDesc::FqCodel(p) => p.values(),
-            AqmDesc::Pie(p) => p.values(),
-        }
-    }
-
-    /// Its discipline's entry in [`AQMS`].
-    pub fn kind(&self) -> &'static Aqm {
-        Aqm::by_name(self.name()).expect("every discipline is registered")
-    }
-}
-
-/// A queue discipline as scenarios name it (`link.aqm`): its settings, declared in its own
-/// file, and how its description is made from them.
-pub struct Aqm {
-    /// Its name in scenarios (`"fq_codel"`), as Linux's `tc qdisc` names it.
-    pub name: &'static str,
-    /// Its name in prose (`"FQ-CoDel"`).
-    pub title: &'static str,
-    /// What `[link.aqm]` may set for it, in the order results list them.
-    pub settings: &'static [Setting],
-    /// Its description with the settings given (their defaults for the rest).
-    pub describe: fn(&Given) -> AqmDesc,
-}
-
-impl Aqm {
-    /// The discipline called `name`.
-    pub fn by_name(name: &str) -> Option<&'static Aqm> {
-        AQMS.iter().find(|a| a.name == name)
-    }
-}
-
-/// Every queue discipline, drop-tail (the default) first. A new one is its file under
-/// `elements/` (its queue, its parameters and their `SETTINGS`) plus a line here, a variant
-/// of [`AqmDesc`] and its arms in [`AqmDesc::name`], [`AqmDesc::values`] and
-/// [`PathDesc`]'s bottleneck.
-pub const AQMS: &[Aqm] = &[
-    Aqm {
-        name: "droptail",
-        title: "drop-tail",
-        settings: &[],
-        describe: |_| AqmDesc::DropTail,
-    },
-    Aqm {
-        name: "codel",
-        title: "CoDel",
-        settings: CodelParams::SETTINGS,
-        describe: |g| AqmDesc::Codel(CodelParams::from_settings(g)),
-    },
-    Aqm {
-        name: "fq_codel",
-        title: "FQ-CoDel",
-        settings: FqCodelParams::SETTINGS,
-        describe: |g| AqmDesc::FqCodel(FqCodelParams::from_settings(g)),
-    },
-    Aqm {
-        name: "pie",
-        title: "PIE",
-        settings: PieParams::SETTINGS,
-        describe: |g| AqmDesc::Pie(PieParams::from_settings(g)),
-    },
-];
 
 /// What random loss draws for (`link.loss_unit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -186,7 +94,7 @@ impl Default for LinkDesc {
             ecn_threshold_ns: None,
             rate_varies: None,
             loss_unit: LossUnit::Segment,
-            aqm: AqmDesc::DropTail,
+            aqm: AqmDesc::default(),
             policer: None,
             shaper: None,
             jitter_ns: 0,
@@ -302,23 +210,7 @@ impl PathDesc {
     fn bottleneck<P: Packet + Send + 'static>(&self) -> Box<dyn crate::Element<P>> {
         let l = &self.link;
         let rate = Rate::new(l.rate());
-        let limit = l.buffer_bytes;
-        let queue: Box<dyn Queue<P>> = match &l.aqm {
-            // The common case keeps its queue unboxed.
-            AqmDesc::DropTail => {
-                return Box::new(
-                    Link::new(rate, Fifo::new(limit)).with_ce_threshold(l.ecn_threshold_ns),
-                )
-            }
-            AqmDesc::Codel(p) => Box::new(Codel::new(p, limit)),
-            AqmDesc::FqCodel(p) => Box::new(FqCodel::new(
-                p,
-                limit,
-                Rng::derive(self.seed, streams::FLOW_HASH).next_u64(),
-            )),
-            AqmDesc::Pie(p) => Box::new(Pie::new(p, limit, Rng::derive(self.seed, streams::AQM))),
-        };
-        Box::new(Link::new(rate, queue).with_ce_threshold(l.ecn_threshold_ns))
+        crate::elements::bottleneck(&l.aqm, rate, l.buffer_bytes, l.ecn_threshold_ns, self.seed)
     }
 
     /// The ACK direction: random ACK loss (when there is any), ACK aggregation (when there
@@ -355,32 +247,6 @@ mod tests {
     use crate::testing::P;
 
     #[test]
-    fn every_discipline_declares_its_settings_and_describes_itself() {
-        let names: Vec<&str> = AQMS.iter().map(|a| a.name).collect();
-        assert_eq!(names, ["droptail", "codel", "fq_codel", "pie"]);
-        for a in AQMS {
-            // Defaults: the description built from nothing given is the default one, and
-            // its values are the declared defaults, one per setting, in order.
-            let d = (a.describe)(&Given::defaults(a.settings));
-            assert_eq!(d.name(), a.name);
-            assert_eq!(d.kind().name, a.name);
-            let defaults: Vec<SettingValue> = a.settings.iter().map(|s| s.default).collect();
-            assert_eq!(d.values(), defaults, "{}", a.name);
-            // Each setting reaches its own field: give every one a value unlike its default.
-            let other = |s: &Setting| match s.default {
-                SettingValue::Time(x) => SettingValue::Time(x + 1),
-                SettingValue::Int(x) => SettingValue::Int(if x > 1 { x - 1 } else { x + 1 }),
-                SettingValue::Bool(b) => SettingValue::Bool(!b),
-            };
-            let get = |k: &str| a.settings.iter().find(|s| s.name == k).map(other);
-            let d = (a.describe)(&Given::new(a.settings, &get));
-            let want: Vec<SettingValue> = a.settings.iter().map(other).collect();
-            assert_eq!(d.values(), want, "{}", a.name);
-        }
-        assert_eq!(AqmDesc::default().kind().name, "droptail");
-    }
-
-    #[test]
     fn the_chains_follow_the_description() {
         let d = PathDesc {
             link: LinkDesc {
@@ -414,5 +280,29 @@ mod tests {
         );
         data.pump(100_000_000, &mut |_, _| {});
         assert_eq!(data.pop_output().map(|(t, _)| t), Some(16_000_000));
+    }
+
+    #[test]
+    fn every_discipline_is_built_behind_the_link() {
+        for a in crate::AQMS {
+            let d = PathDesc {
+                link: LinkDesc {
+                    rate_bps: 12e6,
+                    aqm: a.describe(&crate::Given::defaults(a.settings)),
+                    ..LinkDesc::default()
+                },
+                class_extra_rtt_ns: vec![],
+                seed: 1,
+            };
+            let mut data = d.data_chain::<P>();
+            data.enqueue(0, P::new(1500), &mut |_, _| {});
+            data.pump(100_000_000, &mut |_, _| {});
+            assert_eq!(
+                data.pop_output().map(|(t, _)| t),
+                Some(11_000_000),
+                "{}",
+                a.name
+            );
+        }
     }
 }

@@ -22,10 +22,12 @@
 //! - [`Chain`]: elements in a row, each packet entering the next when it leaves one.
 //! - [`Rng`]: the seeded generator behind every random choice; [`streams`] names each stream.
 //! - [`settings`]: what a scenario may set on an element, declared in the element's file;
-//!   [`AQMS`] lists the queue disciplines with theirs.
+//!   [`AQMS`] lists the queue disciplines with theirs ([`AqmParams`]: what a discipline's
+//!   file declares; [`AqmDesc`]: the one a scenario resolved to).
 //!
 //! Like the TCP core, nothing here reads a clock: time (ns) is passed in.
 
+mod aqm;
 mod chain;
 mod element;
 pub mod elements;
@@ -35,14 +37,15 @@ mod rng;
 pub mod settings;
 pub mod tracegen;
 
+pub use aqm::{Aqm, AqmDesc, AqmParams};
 pub use chain::{Chain, Observer};
 pub use element::{Departure, Element, Packet};
 pub use elements::{
-    gilbert_to_bad, AckAggregation, Codel, CodelParams, Delay, DelayLine, DropTail, Fifo, FqCodel,
-    FqCodelParams, Link, Pie, PieParams, Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket,
-    TraceDesc, TRACE_OPPORTUNITY_BYTES,
+    gilbert_to_bad, AckAggregation, Codel, CodelParams, Delay, DelayLine, DropTail, Fifo,
+    FifoParams, FqCodel, FqCodelParams, Link, Pie, PieParams, Policer, RandomLoss, Rate, RateDesc,
+    Shaper, TokenBucket, TraceDesc, AQMS, TRACE_OPPORTUNITY_BYTES,
 };
-pub use factory::{streams, Aqm, AqmDesc, LinkDesc, LossUnit, PathDesc, AQMS, BOTTLENECK};
+pub use factory::{streams, LinkDesc, LossUnit, PathDesc, BOTTLENECK};
 pub use queue::{Queue, Queued};
 pub use rng::Rng;
 pub use settings::{Given, Setting, SettingKind, SettingValue};

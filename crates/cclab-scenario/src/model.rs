@@ -382,7 +382,7 @@ impl LinkSpec {
             };
             at.insert(p.into(), tv);
         }
-        if self.path.aqm != AqmDesc::DropTail {
+        if self.path.aqm != AqmDesc::default() {
             lt.insert("aqm".into(), toml::Value::Table(at));
         }
         for (name, b) in [

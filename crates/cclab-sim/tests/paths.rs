@@ -53,8 +53,8 @@ fn cubic_behind(aqm: AqmDesc, buffer_bdp: f64, seed: u64) -> RunResult {
 /// 1 BDP buffer on the same path: p50 34.7 ms, p95 48.4 (66 buffer drops), 100% of the link.
 #[test]
 fn codel_keeps_the_queue_short_and_the_link_full() {
-    let codel = cubic_behind(AqmDesc::Codel(CodelParams::default()), 4.0, 1);
-    let droptail = cubic_behind(AqmDesc::DropTail, 1.0, 1);
+    let codel = cubic_behind(AqmDesc::from(CodelParams::default()), 4.0, 1);
+    let droptail = cubic_behind(AqmDesc::default(), 1.0, 1);
     let (q, qd) = (&codel.link.queue_delay_ms, &droptail.link.queue_delay_ms);
     let util = share(goodput_between(&codel, 10.0, 60.0)[0], 100e6);
     let util_dt = share(goodput_between(&droptail, 10.0, 60.0)[0], 100e6);
@@ -95,11 +95,11 @@ fn codel_keeps_the_queue_short_and_the_link_full() {
 #[test]
 fn pie_holds_the_queue_near_its_target() {
     let target_ms = PieParams::default().target_ns as f64 / 1e6;
-    let droptail = cubic_behind(AqmDesc::DropTail, 4.0, 1);
+    let droptail = cubic_behind(AqmDesc::default(), 4.0, 1);
     let dt50 = droptail.link.queue_delay_ms.p50;
     println!("droptail 4 BDP: queue delay p50 {dt50:.1} ms");
     for seed in 1..=3 {
-        let r = cubic_behind(AqmDesc::Pie(PieParams::default()), 4.0, seed);
+        let r = cubic_behind(AqmDesc::from(PieParams::default()), 4.0, seed);
         let q = &r.link.queue_delay_ms;
         let util = share(goodput_between(&r, 10.0, 60.0)[0], 100e6);
         println!(
@@ -164,11 +164,11 @@ fn fq_codel_shares_fairly_where_drop_tail_does_not() {
         let cases = [
             (
                 "fq_codel 4 BDP",
-                AqmDesc::FqCodel(FqCodelParams::default()),
+                AqmDesc::from(FqCodelParams::default()),
                 4.0,
             ),
-            ("droptail 1 BDP", AqmDesc::DropTail, 1.0),
-            ("droptail 4 BDP", AqmDesc::DropTail, 4.0),
+            ("droptail 1 BDP", AqmDesc::default(), 1.0),
+            ("droptail 4 BDP", AqmDesc::default(), 4.0),
         ];
         for (i, (name, aqm, bdp)) in cases.into_iter().enumerate() {
             let (g, r) = cubic_beside_bbr(aqm, bdp, seed);

@@ -97,13 +97,13 @@ pub fn cases() -> Vec<Case> {
             // With the next case: FQ-CoDel's cost per packet must not grow with the number
             // of flows; the fq_codel case must run within 3x of this one.
             name: "cubic 1gbit 20ms 1000 flows droptail 10s",
-            cfg: thousand_flows(cclab_path::AqmDesc::DropTail),
+            cfg: thousand_flows(cclab_path::AqmDesc::default()),
             target_s: 10.0,
             max_instructions_per_packet: 6000.0,
         },
         Case {
             name: "cubic 1gbit 20ms 1000 flows fq_codel 10s",
-            cfg: thousand_flows(cclab_path::AqmDesc::FqCodel(Default::default())),
+            cfg: thousand_flows(cclab_path::FqCodelParams::default().into()),
             target_s: 10.0,
             max_instructions_per_packet: 7500.0,
         },
@@ -253,29 +253,39 @@ pub fn kernel_cases() -> Vec<(
     cclab_path::AqmDesc,
 )> {
     use cclab_kernel::ElementMode::*;
-    use cclab_path::AqmDesc::*;
+    use cclab_path::{AqmDesc, CodelParams, FqCodelParams};
     vec![
-        ("1500-byte packets (UDP), 0 ms", Segments, 0, DropTail),
+        (
+            "1500-byte packets (UDP), 0 ms",
+            Segments,
+            0,
+            AqmDesc::default(),
+        ),
         (
             "1500-byte packets (UDP), 50 ms one way",
             Segments,
             50 * MS,
-            DropTail,
+            AqmDesc::default(),
         ),
         (
             "CoDel, 1500-byte packets (UDP), 50 ms one way",
             Segments,
             50 * MS,
-            Codel(Default::default()),
+            CodelParams::default().into(),
         ),
         (
             "FQ-CoDel, 1500-byte packets (UDP), 50 ms one way",
             Segments,
             50 * MS,
-            FqCodel(Default::default()),
+            FqCodelParams::default().into(),
         ),
-        ("GSO packets (TCP), 0 ms RTT", Gso, 0, DropTail),
-        ("GSO packets (TCP), 50 ms RTT", Gso, 50 * MS, DropTail),
+        ("GSO packets (TCP), 0 ms RTT", Gso, 0, AqmDesc::default()),
+        (
+            "GSO packets (TCP), 50 ms RTT",
+            Gso,
+            50 * MS,
+            AqmDesc::default(),
+        ),
     ]
 }
 

@@ -33,6 +33,7 @@
 //!   on drops per dequeue (recent kernels stop at 256): the loop ends when the queue does.
 //! - A packet sent after an AQM drop is marked [`Packet::mark_burst_broken`].
 
+use crate::aqm::AqmParams;
 use crate::element::Packet;
 use crate::elements::fifo::Fifo;
 use crate::queue::{Queue, Queued};
@@ -61,13 +62,14 @@ pub(crate) const CODEL_ECN: Setting = Setting::flag(
     "mark ECN-capable packets CE instead of dropping them",
 );
 
-impl CodelParams {
+impl AqmParams for CodelParams {
+    const NAME: &'static str = "codel";
+    const TITLE: &'static str = "CoDel";
     /// What `[link.aqm]` may set for CoDel, with Linux's defaults (except `ecn`: cclab
     /// marks by default; Linux's sch_codel defaults to `noecn`).
-    pub const SETTINGS: &'static [Setting] = &[CODEL_TARGET, CODEL_INTERVAL, CODEL_ECN];
+    const SETTINGS: &'static [Setting] = &[CODEL_TARGET, CODEL_INTERVAL, CODEL_ECN];
 
-    /// The parameters with the settings `g` gives (defaults for the rest).
-    pub fn from_settings(g: &Given) -> Self {
+    fn from_settings(g: &Given) -> Self {
         CodelParams {
             target_ns: g.time("target"),
             interval_ns: g.time("interval"),
@@ -75,10 +77,13 @@ impl CodelParams {
         }
     }
 
-    /// The value of each of [`Self::SETTINGS`], in order.
-    pub fn values(&self) -> Vec<SettingValue> {
+    fn values(&self) -> Vec<SettingValue> {
         use SettingValue::*;
         vec![Time(self.target_ns), Time(self.interval_ns), Bool(self.ecn)]
+    }
+
+    fn queue<P: Packet + Send + 'static>(&self, limit_bytes: u64, _: u64) -> Box<dyn Queue<P>> {
+        Box::new(Codel::new(self, limit_bytes))
     }
 }
 

@@ -2,10 +2,47 @@
 //! *waiting* (bfifo's backlog); the packet being sent is not in it. A packet that would push
 //! the waiting bytes over the limit is dropped.
 
-use crate::element::Packet;
+use crate::aqm::AqmParams;
+use crate::element::{Element, Packet};
+use crate::elements::{Link, Rate};
 use crate::queue::{Queue, Queued};
+use crate::settings::{Given, Setting, SettingValue};
 use crate::Nanos;
 use std::collections::VecDeque;
+
+/// Drop-tail's parameters (`link.aqm = "droptail"`, the default): none, its limit is the
+/// link's buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FifoParams;
+
+impl AqmParams for FifoParams {
+    const NAME: &'static str = "droptail";
+    const TITLE: &'static str = "drop-tail";
+    const SETTINGS: &'static [Setting] = &[];
+
+    fn from_settings(_: &Given) -> Self {
+        FifoParams
+    }
+
+    fn values(&self) -> Vec<SettingValue> {
+        Vec::new()
+    }
+
+    fn queue<P: Packet + Send + 'static>(&self, limit_bytes: u64, _: u64) -> Box<dyn Queue<P>> {
+        Box::new(Fifo::new(limit_bytes))
+    }
+
+    /// The common case keeps its queue unboxed.
+    fn bottleneck<P: Packet + Send + 'static>(
+        &self,
+        rate: Rate,
+        limit_bytes: u64,
+        ce_threshold: Option<Nanos>,
+        _: u64,
+    ) -> Box<dyn Element<P>> {
+        Box::new(Link::new(rate, Fifo::new(limit_bytes)).with_ce_threshold(ce_threshold))
+    }
+}
 
 /// A byte-limited FIFO.
 pub struct Fifo<P> {

@@ -36,6 +36,7 @@
 //! - The next packet sent from a bucket that lost packets (to CoDel or to overflow) is
 //!   marked [`Packet::mark_burst_broken`].
 
+use crate::aqm::AqmParams;
 use crate::element::Packet;
 use crate::elements::codel::{
     codel_dequeue, CodelConfig, CodelSource, CodelStats, CodelVars, CODEL_ECN, CODEL_INTERVAL,
@@ -43,7 +44,7 @@ use crate::elements::codel::{
 };
 use crate::queue::{Queue, Queued};
 use crate::settings::{Given, Setting, SettingValue};
-use crate::Nanos;
+use crate::{streams, Nanos, Rng};
 use std::collections::VecDeque;
 
 /// CoDel's parameters (`[link.aqm]` with `kind = "fq_codel"`), Linux's defaults.
@@ -64,9 +65,11 @@ pub struct FqCodelParams {
     pub drop_batch: u32,
 }
 
-impl FqCodelParams {
+impl AqmParams for FqCodelParams {
+    const NAME: &'static str = "fq_codel";
+    const TITLE: &'static str = "FQ-CoDel";
     /// What `[link.aqm]` may set for FQ-CoDel, with Linux's defaults.
-    pub const SETTINGS: &'static [Setting] = &[
+    const SETTINGS: &'static [Setting] = &[
         CODEL_TARGET,
         CODEL_INTERVAL,
         CODEL_ECN,
@@ -87,8 +90,7 @@ impl FqCodelParams {
         ),
     ];
 
-    /// The parameters with the settings `g` gives (defaults for the rest).
-    pub fn from_settings(g: &Given) -> Self {
+    fn from_settings(g: &Given) -> Self {
         FqCodelParams {
             target_ns: g.time("target"),
             interval_ns: g.time("interval"),
@@ -99,8 +101,7 @@ impl FqCodelParams {
         }
     }
 
-    /// The value of each of [`Self::SETTINGS`], in order.
-    pub fn values(&self) -> Vec<SettingValue> {
+    fn values(&self) -> Vec<SettingValue> {
         use SettingValue::*;
         vec![
             Time(self.target_ns),
@@ -110,6 +111,12 @@ impl FqCodelParams {
             Int(self.quantum as u64),
             Int(self.drop_batch as u64),
         ]
+    }
+
+    /// The flow hash is perturbed by the run's seed (its own stream).
+    fn queue<P: Packet + Send + 'static>(&self, limit_bytes: u64, seed: u64) -> Box<dyn Queue<P>> {
+        let perturbation = Rng::derive(seed, streams::FLOW_HASH).next_u64();
+        Box::new(FqCodel::new(self, limit_bytes, perturbation))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The path elements, one file each: timed elements ([`crate::Element`]: loss, policer,
 //! shaper, the link, delay, ACK aggregation) and the link's queue disciplines
-//! ([`crate::Queue`]: FIFO, CoDel, FQ-CoDel, PIE) and rate ([`Rate`]).
+//! ([`crate::Queue`]: FIFO, CoDel, FQ-CoDel, PIE) and rate ([`Rate`]); [`AQMS`], the
+//! registry of the queue disciplines.
 
 mod aggregate;
 mod codel;
@@ -17,7 +18,7 @@ mod shaper;
 pub use aggregate::AckAggregation;
 pub use codel::{Codel, CodelParams};
 pub use delay::{Delay, DelayLine};
-pub use fifo::Fifo;
+pub use fifo::{Fifo, FifoParams};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use link::{DropTail, Link};
 pub use loss::{gilbert_to_bad, RandomLoss};
@@ -25,3 +26,15 @@ pub use pie::{Pie, PieParams};
 pub use policer::{Policer, TokenBucket};
 pub use rate::{Rate, RateDesc, TraceDesc, TRACE_OPPORTUNITY_BYTES};
 pub use shaper::Shaper;
+
+crate::aqm::aqm_registry! {
+    /// Every queue discipline, drop-tail (the default) first, by its parameters' type. A new
+    /// one is its file here (its queue, and its parameters implementing
+    /// [`AqmParams`](crate::AqmParams)), `mod` above and a line here.
+    pub const AQMS = [
+        fifo::FifoParams,
+        codel::CodelParams,
+        fq_codel::FqCodelParams,
+        pie::PieParams,
+    ];
+}

@@ -19,10 +19,11 @@
 //! 500 ms after the qdisc is created). At most [`MAX_CATCH_UP`] are run at once: after a
 //! long idle the probability has long decayed to 0, where further updates change nothing.
 
+use crate::aqm::AqmParams;
 use crate::element::Packet;
 use crate::queue::{Queue, Queued};
 use crate::settings::{Given, Setting, SettingValue};
-use crate::{Nanos, Rng};
+use crate::{streams, Nanos, Rng};
 use std::collections::VecDeque;
 
 /// PIE's parameters (`[link.aqm]` with `kind = "pie"`), Linux's defaults.
@@ -47,10 +48,12 @@ pub struct PieParams {
     pub dq_rate_estimator: bool,
 }
 
-impl PieParams {
+impl AqmParams for PieParams {
+    const NAME: &'static str = "pie";
+    const TITLE: &'static str = "PIE";
     /// What `[link.aqm]` may set for PIE, with Linux's defaults (except `ecn`: cclab marks
     /// by default; Linux's sch_pie defaults to `noecn`).
-    pub const SETTINGS: &'static [Setting] = &[
+    const SETTINGS: &'static [Setting] = &[
         Setting::time("target", 15_000_000, "target queue delay"),
         Setting::time(
             "tupdate",
@@ -77,8 +80,7 @@ impl PieParams {
         ),
     ];
 
-    /// The parameters with the settings `g` gives (defaults for the rest).
-    pub fn from_settings(g: &Given) -> Self {
+    fn from_settings(g: &Given) -> Self {
         PieParams {
             target_ns: g.time("target"),
             tupdate_ns: g.time("tupdate"),
@@ -91,8 +93,7 @@ impl PieParams {
         }
     }
 
-    /// The value of each of [`Self::SETTINGS`], in order.
-    pub fn values(&self) -> Vec<SettingValue> {
+    fn values(&self) -> Vec<SettingValue> {
         use SettingValue::*;
         vec![
             Time(self.target_ns),
@@ -104,6 +105,11 @@ impl PieParams {
             Bool(self.bytemode),
             Bool(self.dq_rate_estimator),
         ]
+    }
+
+    /// The drop decisions draw from the run's seed (their own stream).
+    fn queue<P: Packet + Send + 'static>(&self, limit_bytes: u64, seed: u64) -> Box<dyn Queue<P>> {
+        Box::new(Pie::new(self, limit_bytes, Rng::derive(seed, streams::AQM)))
     }
 }
 

@@ -345,7 +345,7 @@ impl ScenarioFile {
             Ok(self.value_at(ctx, pick, section, key)?.map(|(v, _)| v))
         };
         let name = match pick(Section::Link, "aqm").map(|n| &n.v) {
-            None => return Ok(AqmDesc::DropTail),
+            None => return Ok(AqmDesc::default()),
             Some(RawV::Table(_)) => val(sa, "kind")?,
             Some(_) => val(Section::Link, "aqm")?,
         };
@@ -355,7 +355,7 @@ impl ScenarioFile {
         };
         // (A parameter the discipline does not take was refused by `check_aqm_params`.)
         let Some(aqm) = cclab_path::Aqm::by_name(&name) else {
-            return Ok(AqmDesc::DropTail);
+            return Ok(AqmDesc::default());
         };
         // Each setting the table gives, read in the order the discipline declares them.
         let mut given = Vec::new();
@@ -369,7 +369,7 @@ impl ScenarioFile {
             given.push((s.name, v));
         }
         let get = |k: &str| given.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-        Ok((aqm.describe)(&Given::new(aqm.settings, &get)))
+        Ok(aqm.describe(&Given::new(aqm.settings, &get)))
     }
 
     /// The trace `link.trace` names at the matrix point `pick` describes, read and checked. A

@@ -11,8 +11,8 @@ use crate::{with_tables, EXTRA_LINE};
 #[test]
 fn aqm_absent_is_droptail() {
     let s = one(BASE);
-    assert_eq!(s.link.path.aqm, AqmDesc::DropTail);
-    assert_eq!(s.link.desc().aqm, AqmDesc::DropTail);
+    assert_eq!(s.link.path.aqm, AqmDesc::default());
+    assert_eq!(s.link.desc().aqm, AqmDesc::default());
     let r = s.resolved();
     assert_eq!(r["link.aqm"], json!("droptail"));
     assert!(!r.contains_key("link.aqm.target"));
@@ -25,7 +25,7 @@ fn aqm_names_take_linux_defaults() {
     let codel = one(&with_link("aqm = \"codel\"")).link;
     assert_eq!(
         codel.path.aqm,
-        AqmDesc::Codel(CodelParams {
+        AqmDesc::from(CodelParams {
             target_ns: 5_000_000,
             interval_ns: 100_000_000,
             ecn: true,
@@ -34,7 +34,7 @@ fn aqm_names_take_linux_defaults() {
     let fq = one(&with_link("aqm = \"fq_codel\"")).link;
     assert_eq!(
         fq.path.aqm,
-        AqmDesc::FqCodel(FqCodelParams {
+        AqmDesc::from(FqCodelParams {
             target_ns: 5_000_000,
             interval_ns: 100_000_000,
             ecn: true,
@@ -46,7 +46,7 @@ fn aqm_names_take_linux_defaults() {
     let pie = one(&with_link("aqm = \"pie\"")).link;
     assert_eq!(
         pie.path.aqm,
-        AqmDesc::Pie(PieParams {
+        AqmDesc::from(PieParams {
             target_ns: 15_000_000,
             tupdate_ns: 15_000_000,
             alpha: 2,
@@ -59,7 +59,7 @@ fn aqm_names_take_linux_defaults() {
     );
     assert_eq!(
         one(&with_link("aqm = \"droptail\"")).link.path.aqm,
-        AqmDesc::DropTail
+        AqmDesc::default()
     );
     // desc() carries it, and the table form with only `kind` is the same.
     for (name, link) in [("codel", &codel), ("fq_codel", &fq), ("pie", &pie)] {
@@ -101,7 +101,7 @@ fn aqm_table_sets_each_parameter() {
     ));
     assert_eq!(
         s.link.path.aqm,
-        AqmDesc::Codel(CodelParams {
+        AqmDesc::from(CodelParams {
             target_ns: 2_000_000,
             interval_ns: 50_000_000,
             ecn: false,
@@ -117,7 +117,7 @@ fn aqm_table_sets_each_parameter() {
         "[link.aqm]\nkind = \"fq_codel\"\ntarget = \"1ms\"\ninterval = \"20ms\"\necn = false\n\
          flows = 16\nquantum = 300\ndrop_batch = 8",
     ));
-    let want = AqmDesc::FqCodel(FqCodelParams {
+    let want = AqmDesc::from(FqCodelParams {
         target_ns: 1_000_000,
         interval_ns: 20_000_000,
         ecn: false,
@@ -141,7 +141,7 @@ fn aqm_table_sets_each_parameter() {
         "aqm = { kind = \"pie\", target = \"20ms\", tupdate = \"30ms\", alpha = 4, beta = 0, \
          max_burst = \"0s\", ecn = false, bytemode = true, dq_rate_estimator = true }",
     ));
-    let want = AqmDesc::Pie(PieParams {
+    let want = AqmDesc::from(PieParams {
         target_ns: 20_000_000,
         tupdate_ns: 30_000_000,
         alpha: 4,
@@ -164,7 +164,7 @@ fn aqm_table_sets_each_parameter() {
     assert!(!r.contains_key("link.aqm.flows"));
     // Parameters of a kind not given keep the kind's defaults.
     let s = one(&with_tables("[link.aqm]\nkind = \"pie\"\ntarget = \"5ms\""));
-    let AqmDesc::Pie(p) = s.link.path.aqm else {
+    let Some(p) = s.link.path.aqm.params::<PieParams>() else {
         panic!()
     };
     assert_eq!(

@@ -51,7 +51,7 @@ cc = "bbr"
     );
     assert_eq!(
         l.path.aqm,
-        AqmDesc::Pie(PieParams {
+        AqmDesc::from(PieParams {
             target_ns: 20_000_000,
             tupdate_ns: 30_000_000,
             alpha: 3,

@@ -1,6 +1,6 @@
 //! `--set` reaches every form of the path keys: AQMs, buckets, the scalar keys and schedules.
 
-use cclab_path::{AqmDesc, CodelParams, LossUnit, RateDesc, TokenBucket};
+use cclab_path::{AqmDesc, CodelParams, FqCodelParams, LossUnit, PieParams, RateDesc, TokenBucket};
 
 use crate::common::{load, one_of, points, with_link, BASE};
 use crate::{labels, set_error, with_sets, with_tables, SCHEDULE};
@@ -9,10 +9,10 @@ use crate::{labels, set_error, with_sets, with_tables, SCHEDULE};
 fn set_aqm_every_form() {
     // A name where there was none.
     let s = one_of(&with_sets(BASE, &["link.aqm=fq_codel"]));
-    assert_eq!(s.link.path.aqm, AqmDesc::FqCodel(Default::default()));
+    assert_eq!(s.link.path.aqm, AqmDesc::from(FqCodelParams::default()));
     // A bare name becomes the table's kind, so a parameter can be set beside it.
     let f = with_sets(&with_link("aqm = \"codel\""), &["link.aqm.target=10ms"]);
-    let AqmDesc::Codel(p) = one_of(&f).link.path.aqm else {
+    let Some(p) = one_of(&f).link.path.aqm.params::<CodelParams>() else {
         panic!()
     };
     assert_eq!((p.target_ns, p.interval_ns), (10_000_000, 100_000_000));
@@ -21,7 +21,7 @@ fn set_aqm_every_form() {
         BASE,
         &["link.aqm=pie", "link.aqm.alpha=5", "link.aqm.kind=pie"],
     );
-    let AqmDesc::Pie(p) = one_of(&f).link.path.aqm else {
+    let Some(p) = one_of(&f).link.path.aqm.params::<PieParams>() else {
         panic!()
     };
     assert_eq!(p.alpha, 5);
@@ -48,7 +48,7 @@ fn set_aqm_every_form() {
     let f = with_sets(&table, &["link.aqm={kind=\"codel\", ecn=false}"]);
     assert_eq!(
         one_of(&f).link.path.aqm,
-        AqmDesc::Codel(CodelParams {
+        AqmDesc::from(CodelParams {
             ecn: false,
             ..Default::default()
         })
@@ -59,7 +59,7 @@ fn set_aqm_every_form() {
             .link
             .path
             .aqm,
-        AqmDesc::DropTail
+        AqmDesc::default()
     );
 }
 

@@ -1,7 +1,7 @@
 //! Sweeps of the path keys: AQM names and kinds (parameters go to the kinds that take them),
 //! buckets, and all of them together.
 
-use cclab_path::{AqmDesc, LossUnit};
+use cclab_path::{AqmDesc, FqCodelParams, LossUnit, PieParams};
 use cclab_scenario::*;
 
 use crate::common::{assert_error, error_of, load, one_line, points, with_link};
@@ -25,7 +25,7 @@ fn aqm_name_sweep() {
     );
     assert_eq!(
         pts[2].scenario.link.path.aqm,
-        AqmDesc::FqCodel(Default::default())
+        AqmDesc::from(FqCodelParams::default())
     );
     for p in &pts {
         // The params value is the resolved one.
@@ -63,11 +63,11 @@ fn aqm_kind_sweep_applies_parameters_to_the_kinds_that_take_them() {
     );
     assert_eq!(ls[12], "link.aqm.kind=pie,link.aqm.target=0.005");
     assert_eq!(ls[13], "link.aqm.kind=pie,link.aqm.target=0.01");
-    let AqmDesc::Pie(p) = &pts[13].scenario.link.path.aqm else {
+    let Some(p) = pts[13].scenario.link.path.aqm.params::<PieParams>() else {
         panic!("{:?}", pts[13].scenario.link.path.aqm)
     };
     assert_eq!((p.target_ns, p.tupdate_ns), (10_000_000, 30_000_000));
-    let AqmDesc::FqCodel(q) = &pts[11].scenario.link.path.aqm else {
+    let Some(q) = pts[11].scenario.link.path.aqm.params::<FqCodelParams>() else {
         panic!()
     };
     assert_eq!(

@@ -27,7 +27,10 @@ fn docs_examples_parse() {
     let pts = load(paths[0]).expand().unwrap();
     assert_eq!(pts.len(), 2);
     let l = &pts[0].scenario.link;
-    assert_eq!(l.path.aqm, cclab_path::AqmDesc::FqCodel(Default::default()));
+    assert_eq!(
+        l.path.aqm,
+        cclab_path::AqmDesc::from(cclab_path::FqCodelParams::default())
+    );
     assert_eq!(
         l.path.policer,
         Some(cclab_path::TokenBucket {
