@@ -1,0 +1,84 @@
+//! What the element counts within the counting window: each queueing element's delays (a
+//! histogram and per-bin means), the bottleneck's per-flow bytes and marks, and the chains'
+//! counters between the window's opening and closing.
+
+use super::packet::Pkt;
+use super::ElementStats;
+use cclab_path::Departure;
+use cclab_results::Histogram;
+use std::collections::BTreeMap;
+
+/// One queueing element's delays within the counting window.
+#[derive(Default)]
+pub(super) struct QueueTrack {
+    pub(super) hist: Histogram,
+    /// Per time-series bin from the run's time zero: (sum of delays ns, count).
+    pub(super) bins: Vec<(f64, u64)>,
+}
+
+/// Where departures are recorded: the queues' tracks, the bottleneck's position, the run's
+/// time zero and the series bin.
+pub(super) struct Rec<'a> {
+    pub(super) queues: &'a mut [Option<QueueTrack>],
+    pub(super) bottleneck: usize,
+    pub(super) t0: u64,
+    pub(super) bin_ns: u64,
+}
+
+/// Statistics of a departure from element `j` inside the counting window.
+pub(super) fn record(
+    st: &mut ElementStats,
+    r: &mut Rec<'_>,
+    counting: bool,
+    j: usize,
+    d: &Departure<Pkt>,
+) {
+    if !counting {
+        return;
+    }
+    if let Some(Some(q)) = r.queues.get_mut(j) {
+        q.hist.record(d.sojourn);
+        if let Some(b) = d.at.saturating_sub(r.t0).checked_div(r.bin_ns) {
+            let b = b as usize;
+            if b < 1 << 20 {
+                if q.bins.len() <= b {
+                    q.bins.resize(b + 1, (0.0, 0));
+                }
+                q.bins[b].0 += d.sojourn as f64;
+                q.bins[b].1 += 1;
+            }
+        }
+    }
+    if j == r.bottleneck {
+        st.queue_delay.record(d.sojourn);
+        if let Some(f) = d.pkt.flow {
+            st.flow_payload_bytes[f as usize] += d.pkt.payload as u64;
+            if d.pkt.marked {
+                st.flow_ce_marks[f as usize] += d.pkt.segs as u64;
+            }
+        }
+    }
+}
+
+/// `after - before`, counter by counter.
+pub(super) fn counters_between(
+    before: &BTreeMap<String, BTreeMap<String, u64>>,
+    after: &BTreeMap<String, BTreeMap<String, u64>>,
+) -> BTreeMap<String, BTreeMap<String, u64>> {
+    after
+        .iter()
+        .map(|(el, cs)| {
+            let b = before.get(el);
+            let d = cs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.saturating_sub(b.and_then(|b| b.get(k)).copied().unwrap_or(0)),
+                    )
+                })
+                .collect();
+            (el.clone(), d)
+        })
+        .collect()
+}
