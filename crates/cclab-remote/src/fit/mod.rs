@@ -1,7 +1,7 @@
 //! Fitting cclab's path model (rate, base RTT, random loss, buffer) to a measurement, each
 //! estimate with a 95% interval, and writing it as a scenario `cclab run` loads.
 //!
-//! Pure functions over TCP_INFO samples: the probe phase ([`crate::client::probe`]) collects them,
+//! Pure functions over TCP_INFO samples: the probe phase (`client::probe`) collects them,
 //! `cclab perf` stores the [`PathFit`] in the results document's `fit` member, `cclab fit`
 //! reads it back. The model is cclab's: random loss before the bottleneck queue (lost packets
 //! use no bottleneck time), a drop-tail buffer, `link.rtt` the path's round trip without the
