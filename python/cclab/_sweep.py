@@ -153,7 +153,10 @@ def _ray_sweep(
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         size = batch or max(1, min(64, math.ceil(total / (cpus * 4))))
-        task = ray.remote(num_cpus=1, max_retries=0)(run_batch)
+        # SPREAD: the batches go round the nodes, so every node works from the start (by
+        # default Ray fills the node it already has workers on, and a sweep of short runs
+        # can finish there before another node's workers have started).
+        task = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(run_batch)
         batches = [list(range(i, min(i + size, total))) for i in range(0, total, size)]
         pending = {task.remote(spec, b): b for b in batches}
         # Without a directory the runs are held, in order; with one each is written as soon as

@@ -53,7 +53,12 @@ def test_a_local_cluster_gives_the_local_results(local):
     assert len(res.tasks) > 2, "the runs were split into batches"
 
 
-def test_a_two_node_cluster_runs_tasks_on_both_nodes(local):
+# Runs long enough (10 s at 50 Mbit/s, ~15 ms each, batches of 5) that one node alone could
+# not finish the sweep before the other's workers are up.
+HEAVY = {**SWEEP, "duration": "10s", "link": {**SWEEP["link"], "rate": "50mbit"}}
+
+
+def test_a_two_node_cluster_runs_tasks_on_both_nodes():
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(
@@ -65,13 +70,13 @@ def test_a_two_node_cluster_runs_tasks_on_both_nodes(local):
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False)
         assert len([n for n in ray.nodes() if n["Alive"]]) == 2
-        res = cclab.sweep(SWEEP, repeat=20, executor="ray", batch=5, progress=False)
+        res = cclab.sweep(HEAVY, repeat=10, executor="ray", batch=5, progress=False)
         nodes = {t["node"] for t in res.tasks}
         assert len(nodes) == 2, f"tasks ran on {len(nodes)} node(s)"
     finally:
         ray.shutdown()
         cluster.shutdown()
-    same(res, local)
+    same(res, cclab.sweep(HEAVY, repeat=10, progress=False))
 
 
 def test_a_sweep_streamed_to_a_directory_writes_the_clis_files(cli, tmp_path):
