@@ -53,13 +53,18 @@ struct Spec(
 );
 
 impl Spec {
+    /// The backend's name.
+    fn backend(&self) -> &str {
+        &self.6
+    }
+
     /// The run options it sets (the rest at their defaults).
     fn opts(&self) -> PyResult<RunOptions> {
         if self.5 == 0 {
             return Err(CclabError::new_err("repeat must be at least 1"));
         }
         Ok(RunOptions {
-            backend: self.6.clone(),
+            backend: self.backend().to_string(),
             overrides: self.3.clone(),
             seed: self.4,
             repeat: self.5,
@@ -89,7 +94,7 @@ fn plan_info(spec: Spec) -> PyResult<String> {
             })
         })
         .collect();
-    let backend = cclab::backends::by_name(&spec.6).map_err(CclabError::new_err)?;
+    let backend = cclab::backends::by_name(spec.backend()).map_err(CclabError::new_err)?;
     let v = serde_json::json!({
         "backend": backend.name(),
         "parallel_runs": backend.parallel_runs(),
@@ -210,7 +215,7 @@ fn assemble(spec: Spec, runs: Vec<String>) -> PyResult<Results> {
         .map(|j| serde_json::from_str::<RunResult>(j))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CclabError::new_err(format!("a run's results do not parse: {e}")))?;
-    let backend = cclab::backends::by_name(&spec.6).map_err(CclabError::new_err)?;
+    let backend = cclab::backends::by_name(spec.backend()).map_err(CclabError::new_err)?;
     let doc = runner::document(&plan, backend.name(), runs);
     Ok(Results::of_plan(&plan, doc))
 }
@@ -226,7 +231,7 @@ fn read_scenario(path: PathBuf) -> PyResult<String> {
 #[pyfunction]
 fn stream(spec: Spec, dir: PathBuf) -> PyResult<Stream> {
     let plan = spec.plan()?;
-    let backend = cclab::backends::by_name(&spec.6).map_err(CclabError::new_err)?;
+    let backend = cclab::backends::by_name(spec.backend()).map_err(CclabError::new_err)?;
     let shell = runner::document(&plan, backend.name(), Vec::new());
     let w = cclab_report::stream::DirWriter::create(
         &dir,
@@ -527,11 +532,8 @@ impl Results {
             self.path.as_str(),
             self.description.as_deref(),
         )];
-        py.detach(|| {
-            cclab::output::prepare_dir(&dir)?;
-            cclab::output::write_docs(&dir, &metas, std::slice::from_ref(&self.doc))
-        })
-        .map_err(py_err)
+        py.detach(|| cclab::output::write_docs(&dir, &metas, std::slice::from_ref(&self.doc)))
+            .map_err(py_err)
     }
 }
 

@@ -130,9 +130,9 @@ impl ParamType {
 /// document written as its runs come has one layout for all its parts.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Layout {
-    params: Vec<(String, ParamType)>,
+    /// None until a run is seen.
+    params: Option<Vec<(String, ParamType)>>,
     queues: Vec<String>,
-    seen: bool,
 }
 
 impl Layout {
@@ -147,17 +147,20 @@ impl Layout {
 
     /// Take one more run into account.
     pub fn observe(&mut self, r: &RunResult) {
-        if !self.seen {
-            self.seen = true;
-            self.params = r
-                .params
-                .iter()
-                .map(|(k, v)| (k.clone(), ParamType::of(v)))
-                .collect();
-        } else {
-            for (k, t) in &mut self.params {
-                if let Some(v) = r.params.get(k) {
-                    *t = t.join(ParamType::of(v));
+        match &mut self.params {
+            None => {
+                self.params = Some(
+                    r.params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), ParamType::of(v)))
+                        .collect(),
+                )
+            }
+            Some(params) => {
+                for (k, t) in params {
+                    if let Some(v) = r.params.get(k) {
+                        *t = t.join(ParamType::of(v));
+                    }
                 }
             }
         }
@@ -203,33 +206,27 @@ fn param_column<'a>(t: ParamType, values: impl Iterator<Item = Option<&'a Value>
     }
 }
 
-/// `run` (from `first + 1`), `seed` and the swept params, for rows that each belong to a
-/// run.
-fn run_columns(
-    t: &mut Table,
-    doc: &ResultsDoc,
-    rows: &[(usize, usize)],
-    first: usize,
-    layout: &Layout,
-) {
+/// `run` (from `first + 1`) and `seed` of rows that each belong to run `runs[row]` of `doc`.
+fn run_and_seed(t: &mut Table, doc: &ResultsDoc, runs: &[usize], first: usize) {
     t.push(
         "run",
-        Values::Int(
-            rows.iter()
-                .map(|&(i, _)| Some((first + i) as i64 + 1))
-                .collect(),
-        ),
+        Values::Int(runs.iter().map(|&i| Some((first + i) as i64 + 1)).collect()),
     );
     t.push(
         "seed",
         Values::Int(
-            rows.iter()
-                .map(|&(i, _)| Some(doc.runs[i].seed as i64))
+            runs.iter()
+                .map(|&i| Some(doc.runs[i].seed as i64))
                 .collect(),
         ),
     );
-    for (k, ty) in &layout.params {
-        let values = rows.iter().map(|&(i, _)| doc.runs[i].params.get(k));
+}
+
+/// [`run_and_seed`], then the swept params.
+fn run_columns(t: &mut Table, doc: &ResultsDoc, runs: &[usize], first: usize, layout: &Layout) {
+    run_and_seed(t, doc, runs, first);
+    for (k, ty) in layout.params.iter().flatten() {
+        let values = runs.iter().map(|&i| doc.runs[i].params.get(k));
         t.push(k.clone(), param_column(*ty, values));
     }
 }
@@ -248,7 +245,8 @@ fn flows_in(doc: &ResultsDoc, first: usize, layout: &Layout) -> Table {
         .flat_map(|(i, r)| (0..r.flows.len()).map(move |j| (i, j)))
         .collect();
     let mut t = Table::default();
-    run_columns(&mut t, doc, &rows, first, layout);
+    let runs: Vec<usize> = rows.iter().map(|&(i, _)| i).collect();
+    run_columns(&mut t, doc, &runs, first, layout);
     let flow = |&(i, j): &(usize, usize)| (&doc.runs[i], &doc.runs[i].flows[j]);
     t.push(
         "flow",
@@ -275,9 +273,9 @@ pub fn runs(doc: &ResultsDoc) -> Table {
 
 fn runs_in(doc: &ResultsDoc, first: usize, layout: &Layout) -> Table {
     let known = link_known(doc);
-    let rows: Vec<(usize, usize)> = (0..doc.runs.len()).map(|i| (i, 0)).collect();
+    let runs: Vec<usize> = (0..doc.runs.len()).collect();
     let mut t = Table::default();
-    run_columns(&mut t, doc, &rows, first, layout);
+    run_columns(&mut t, doc, &runs, first, layout);
     t.push(
         "flows",
         Values::Int(
@@ -344,25 +342,8 @@ fn series_in(doc: &ResultsDoc, first: usize, layout: &Layout) -> Table {
     };
     let at = |v: &Vec<f64>, b: usize| v.get(b).copied().unwrap_or(0.0);
     let mut t = Table::default();
-    let run_rows: Vec<(usize, usize)> = rows.iter().map(|&(i, b, _)| (i, b)).collect();
-    t.push(
-        "run",
-        Values::Int(
-            run_rows
-                .iter()
-                .map(|&(i, _)| Some((first + i) as i64 + 1))
-                .collect(),
-        ),
-    );
-    t.push(
-        "seed",
-        Values::Int(
-            run_rows
-                .iter()
-                .map(|&(i, _)| Some(doc.runs[i].seed as i64))
-                .collect(),
-        ),
-    );
+    let runs: Vec<usize> = rows.iter().map(|&(i, _, _)| i).collect();
+    run_and_seed(&mut t, doc, &runs, first);
     t.push(
         "t_s",
         Values::Float(rows.iter().map(|&(i, b, _)| Some(ts(i).t_s[b])).collect()),

@@ -187,10 +187,12 @@ impl DirWriter {
     fn write_tables(&self) -> Result<(), String> {
         let spool = self.dir.join(SPOOL);
         for name in TABLES {
-            let out = self.dir.join(file_name(name));
-            let reader = BufReader::new(File::open(&spool).map_err(|e| io_err(&spool, e))?);
-            let mut lines = reader.lines();
-            let mut writer: Option<TableWriter<BufWriter<File>>> = None;
+            // The columns come from the layout alone: an empty part has them all.
+            let empty =
+                columns::table_in(&self.shell, name, 0, &self.layout).expect("a known table");
+            let mut w = TableWriter::new(create(&self.dir.join(file_name(name)))?, &empty)?;
+            let mut lines =
+                BufReader::new(File::open(&spool).map_err(|e| io_err(&spool, e))?).lines();
             let mut first = 0;
             loop {
                 let mut part = self.shell.clone();
@@ -201,25 +203,20 @@ impl DirWriter {
                     })?;
                     part.runs.push(r);
                 }
-                if part.runs.is_empty() && writer.is_some() {
+                if part.runs.is_empty() {
                     break;
                 }
                 let t = columns::table_in(&part, name, first, &self.layout).expect("a known table");
-                let w = match writer.as_mut() {
-                    Some(w) => w,
-                    None => writer.insert(TableWriter::new(create(&out)?, &t)?),
-                };
-                if t.rows() > 0 || part.runs.is_empty() {
+                if t.rows() > 0 {
                     w.write(&t)?;
                 }
                 first += part.runs.len();
-                if part.runs.len() < self.part {
-                    break;
-                }
             }
-            if let Some(w) = writer {
-                w.close()?;
+            if first == 0 {
+                // No run: one empty row group, as the whole document's file has.
+                w.write(&empty)?;
             }
+            w.close()?;
         }
         Ok(())
     }
