@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DCTCP for cclab's kernel lab, as a BPF struct_ops congestion controller.
+ * DCTCP (Linux's tcp_dctcp.c) as a BPF struct_ops congestion controller, for cclab's kernel lab.
  *
  * Ported from Linux's net/ipv4/tcp_dctcp.c (and tcp_dctcp.h): the same state, constants
  * and units. The sender keeps alpha, an estimate of the fraction of its bytes the network

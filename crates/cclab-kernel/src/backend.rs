@@ -1,6 +1,6 @@
 //! The kernel lab as a [`Backend`].
 
-use crate::{available_ccs, mode_for, run_scenario_detailed, KernelError, KernelOptions};
+use crate::{mode_for, run_scenario_detailed, KernelError, KernelOptions};
 use cclab_results::{Backend, BackendError, RunContext, RunResult};
 use cclab_scenario::{CcCatalog, Scenario};
 use serde_json::{json, Value};
@@ -40,7 +40,7 @@ impl Backend for KernelBackend {
     }
 
     fn controllers(&self) -> CcCatalog {
-        CcCatalog::names("this kernel", &available_ccs())
+        crate::controllers::catalog()
     }
 
     fn parallel_runs(&self) -> usize {
@@ -78,6 +78,9 @@ impl Backend for KernelBackend {
             .collect();
         s.insert("kernel.host_sysctls".into(), Value::Object(applied));
         s.insert("kernel.cc_used".into(), json!(run.cc_used));
+        if let Some(b) = run.bpf {
+            s.insert("kernel.bpf".into(), b);
+        }
         if let Ok(rel) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
             s.insert("kernel.release".into(), json!(rel.trim()));
         }

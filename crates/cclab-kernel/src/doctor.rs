@@ -126,15 +126,28 @@ pub fn doctor() -> DoctorReport {
         note: "not needed: the user-space element emulates the path, BBR uses the kernel's internal pacing".into(),
     });
     let bpf = Path::new("/sys/kernel/btf/vmlinux").exists();
+    let bpf_why = cclab_bpf::not_built()
+        .map(str::to_string)
+        .or_else(cclab_bpf::unavailable);
     features.push(Feature {
         name: "BPF congestion control (struct_ops)".into(),
-        available: bpf,
-        note: if bpf {
-            "kernel can load it; cclab does not load BPF controllers yet".into()
-        } else {
-            "no BTF".into()
-        },
+        available: bpf_why.is_none(),
+        note: bpf_why.clone().unwrap_or_else(|| {
+            "users' objects run with cc = \"bpf:PATH\"; registered for a run, host-wide while it lasts".into()
+        }),
     });
+    for b in cclab_bpf::builtins() {
+        let kernel_has = cc_available.iter().any(|c| c == b.name);
+        features.push(Feature {
+            name: format!("{} (bpf)", b.name),
+            available: kernel_has || bpf_why.is_none(),
+            note: if kernel_has {
+                format!("the kernel has its own {}: cclab uses that", b.name)
+            } else {
+                format!("{}; {}", b.summary, b.source)
+            },
+        });
+    }
     DoctorReport {
         kernel: read("/proc/sys/kernel/osrelease"),
         root,

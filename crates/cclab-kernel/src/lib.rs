@@ -48,6 +48,7 @@
 pub mod addr;
 mod backend;
 mod bench;
+pub mod controllers;
 mod doctor;
 pub mod element;
 pub mod lab;
@@ -152,6 +153,8 @@ pub enum KernelError {
     Unsupported(String),
     /// Building the lab failed (an `ip` command, a sysctl, the TUN device).
     Setup(String),
+    /// A BPF controller could not be loaded or registered (`cclab_bpf`'s one-line reason).
+    Bpf(String),
     /// A socket call failed.
     Io(String),
     /// Something did not happen in time.
@@ -173,6 +176,7 @@ impl fmt::Display for KernelError {
             ),
             KernelError::Unsupported(m) => write!(f, "{m}"),
             KernelError::Setup(m) => write!(f, "kernel lab setup failed: {m} (leftovers: `cclab lab clean`)"),
+            KernelError::Bpf(m) => f.write_str(m),
             KernelError::Io(m) => write!(f, "kernel run failed: {m}"),
             KernelError::Timeout(m) => write!(f, "kernel run timed out: {m}"),
             KernelError::Interrupted(s) => write!(
@@ -208,10 +212,7 @@ pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
     if std::process::Command::new("ip").arg("-V").output().is_err() {
         return Some("no iproute2 `ip`".into());
     }
-    let avail = available_ccs();
-    ccs.iter()
-        .find(|cc| !avail.iter().any(|a| a == *cc))
-        .map(|cc| format!("kernel has no {cc} (has: {})", avail.join(" ")))
+    ccs.iter().find_map(|cc| controllers::unavailable(cc))
 }
 
 /// Why the kernel lab cannot give scenario `sc`'s hosts what it asks, if it cannot:
@@ -293,6 +294,8 @@ pub struct KernelRun {
     /// Whether the processing of packets the element writes was steered off its CPU (RPS on
     /// the TUN device; see `Topology::steer_tun_processing`).
     pub steered: bool,
+    /// The BPF controllers registered for the run (see [`controllers`]), if any.
+    pub bpf: Option<serde_json::Value>,
 }
 
 /// Non-zero `Tcp`/`TcpExt` counters of the calling thread's network namespace.
@@ -353,15 +356,6 @@ pub fn run_scenario_detailed(
     opts: &KernelOptions,
 ) -> Result<KernelRun, KernelError> {
     check_privileges()?;
-    let avail = available_ccs();
-    for f in &sc.flows {
-        if !avail.contains(&f.cc) {
-            return Err(KernelError::CcUnavailable {
-                cc: f.cc.clone(),
-                available: avail,
-            });
-        }
-    }
     let nflows = sc.total_flows();
     if nflows as usize > addr::MAX_FLOWS {
         return Err(KernelError::Unsupported(format!(
@@ -381,11 +375,13 @@ pub fn run_scenario_detailed(
             addr::MAX_GROUPS
         )));
     }
+    // Registered before the lab and dropped after it: a BPF controller outlives its sockets.
+    let ccs = controllers::prepare(&sc.flows.iter().map(|f| f.cc.as_str()).collect::<Vec<_>>())?;
     let mut plans = Vec::new();
     for (g, f) in sc.flows.iter().enumerate() {
         for _ in 0..f.count {
             plans.push(traffic::FlowPlan {
-                cc: f.cc.clone(),
+                cc: ccs.socket_name(&f.cc).to_string(),
                 group: g as u32,
                 start_ns: f.start_ns,
                 size: f.size_bytes,
@@ -421,11 +417,16 @@ pub fn run_scenario_detailed(
     let (p2, s2) = (plans.clone(), sh.clone());
     let groups = sc.flows.len();
     let rcvbuf = sc.hosts.tcp.rcvbuf;
+    let group_cc: Vec<Option<String>> = sc
+        .flows
+        .iter()
+        .map(|f| controllers::receiver_cc(&f.cc, f.ecn).map(|_| ccs.socket_name(&f.cc).to_string()))
+        .collect();
     receiver.handle = Some(std::thread::spawn(move || {
         if pin {
             sys::place(false);
         }
-        let ls = sys::enter_netns(&rcv).and_then(|_| traffic::listen(groups, rcvbuf));
+        let ls = sys::enter_netns(&rcv).and_then(|_| traffic::listen(groups, rcvbuf, &group_cc));
         match ls {
             Ok(ls) => {
                 let _ = tx.send(Ok(()));
@@ -487,6 +488,7 @@ pub fn run_scenario_detailed(
         cc_used,
         sender_mib,
         steered,
+        bpf: (!ccs.is_empty()).then(|| ccs.describe()),
     })
 }
 

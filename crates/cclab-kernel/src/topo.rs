@@ -347,6 +347,8 @@ pub struct CleanReport {
     pub processes_killed: Vec<i32>,
     /// cclab namespaces left alone because the process that made them is still running.
     pub skipped_live: Vec<String>,
+    /// BPF controllers a crashed run left registered, now unregistered (`cclab_bpf::clean_stale`).
+    pub bpf_unregistered: Vec<String>,
 }
 
 impl std::fmt::Display for CleanReport {
@@ -354,15 +356,20 @@ impl std::fmt::Display for CleanReport {
         if self.namespaces_removed.is_empty()
             && self.links_removed.is_empty()
             && self.processes_killed.is_empty()
+            && self.bpf_unregistered.is_empty()
         {
-            write!(f, "nothing stale: no cclab namespace, link or process left")?;
+            write!(
+                f,
+                "nothing stale: no cclab namespace, link, process or BPF controller left"
+            )?;
         } else {
             write!(
                 f,
-                "removed {} namespace(s), {} link(s), killed {} process(es)",
+                "removed {} namespace(s), {} link(s), killed {} process(es), unregistered {} BPF controller(s)",
                 self.namespaces_removed.len(),
                 self.links_removed.len(),
-                self.processes_killed.len()
+                self.processes_killed.len(),
+                self.bpf_unregistered.len()
             )?;
             for n in &self.namespaces_removed {
                 write!(f, "\n  namespace {n}")?;
@@ -372,6 +379,9 @@ impl std::fmt::Display for CleanReport {
             }
             for p in &self.processes_killed {
                 write!(f, "\n  process {p}")?;
+            }
+            for b in &self.bpf_unregistered {
+                write!(f, "\n  BPF controller {b} unregistered")?;
             }
         }
         for n in &self.skipped_live {
@@ -509,5 +519,6 @@ pub fn clean_stale() -> Result<CleanReport, KernelError> {
         ip(&["link", "del", &l])?;
         rep.links_removed.push(l);
     }
+    rep.bpf_unregistered = cclab_bpf::clean_stale().map_err(KernelError::Setup)?;
     Ok(rep)
 }

@@ -74,12 +74,22 @@ fn poll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
 
 /// Listening sockets, one per group; create on a thread inside the receiver namespace.
 /// `rcvbuf`: `SO_RCVBUF` as the scenario forces it (`hosts.rcvbuf`); `None` = autotuned.
-pub fn listen(groups: usize, rcvbuf: Option<u64>) -> io::Result<Vec<OwnedFd>> {
+/// `group_cc`: the controller a group's receiving sockets run (accepted sockets inherit
+/// it), where its receiver half matters (see `controllers::receiver_cc`); `None` leaves
+/// the namespace's default.
+pub fn listen(
+    groups: usize,
+    rcvbuf: Option<u64>,
+    group_cc: &[Option<String>],
+) -> io::Result<Vec<OwnedFd>> {
     let mut v = Vec::new();
     for g in 0..groups {
         let s = sys::new_socket(libc::SOCK_STREAM)?;
         let fd = s.as_raw_fd();
         sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+        if let Some(Some(cc)) = group_cc.get(g) {
+            sys::set_congestion(fd, cc)?;
+        }
         if let Some(b) = rcvbuf {
             // Accepted sockets inherit the size and its lock (no autotuning).
             sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, b as i32)?;

@@ -36,6 +36,10 @@ pub fn canonical_cc(name: &str) -> Option<&'static str> {
     cclab_core::cc::find(name).map(|c| c.name)
 }
 
+/// How `flows.cc` names a user's BPF struct_ops object (`cc = "bpf:my_cc.bpf.o"`, kernel
+/// backend only); a relative path is taken from the scenario file's folder.
+pub const BPF_PREFIX: &str = "bpf:";
+
 /// One controller a backend offers, as scenario validation sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcEntry {
@@ -45,6 +49,9 @@ pub struct CcEntry {
     /// The registry entry when the simulator has this controller: its parameters may then be
     /// set with `cc_params`. `None` for controllers only a kernel offers.
     pub controller: Option<&'static Controller>,
+    /// How the backend provides it when that is worth saying (`"bpf"`: a BPF controller
+    /// the kernel lab registers for the run); listed as `dctcp (bpf)`.
+    pub via: Option<String>,
 }
 
 /// The controllers a backend offers: what `flows.cc` may name and which `cc_params` each
@@ -56,6 +63,8 @@ pub struct CcCatalog {
     /// Who offers them, for error messages (`"the simulator"`, `"this kernel"`).
     pub owner: String,
     pub entries: Vec<CcEntry>,
+    /// Whether `cc = "bpf:PATH"` (a user's BPF struct_ops object) is taken too.
+    pub bpf_objects: bool,
 }
 
 impl CcCatalog {
@@ -69,8 +78,10 @@ impl CcCatalog {
                     name: c.name.into(),
                     aliases: c.aliases.iter().map(|a| a.to_string()).collect(),
                     controller: Some(*c),
+                    via: None,
                 })
                 .collect(),
+            bpf_objects: false,
         }
     }
 
@@ -90,9 +101,11 @@ impl CcCatalog {
                             .unwrap_or_default(),
                         name: n,
                         controller: None,
+                        via: None,
                     }
                 })
                 .collect(),
+            bpf_objects: false,
         }
     }
 
@@ -109,10 +122,14 @@ impl CcCatalog {
         self.entries
             .iter()
             .map(|e| {
+                let name = match &e.via {
+                    Some(v) => format!("{} ({v})", e.name),
+                    None => e.name.clone(),
+                };
                 if e.aliases.is_empty() {
-                    e.name.clone()
+                    name
                 } else {
-                    format!("{} (or {})", e.name, e.aliases.join(", "))
+                    format!("{name} (or {})", e.aliases.join(", "))
                 }
             })
             .collect::<Vec<_>>()

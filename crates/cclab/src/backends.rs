@@ -63,14 +63,17 @@ pub fn controllers_json(backend: &dyn Backend) -> serde_json::Value {
                     })
                     .collect()
             });
+            let bpf = cclab_kernel::controllers::bpf_summary(e);
             json!({
                 "name": e.name,
                 "aliases": e.aliases,
                 "title": c.map(|c| c.title),
-                "summary": c.map(|c| c.summary),
+                "summary": c.map(|c| c.summary).or(bpf),
+                "via": e.via,
                 "params": params,
             })
         })
         .collect();
-    json!({"backend": backend.name(), "controllers": v})
+    let cat = backend.controllers();
+    json!({"backend": backend.name(), "controllers": v, "bpf_objects": cat.bpf_objects})
 }

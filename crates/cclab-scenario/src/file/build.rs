@@ -268,7 +268,17 @@ impl ScenarioFile {
             let sf = Section::Flow(i);
             let start = get(sf, "start")?;
             let start_node = start.as_ref().map(|(_, n)| (*n).clone());
-            let cc = s(get(sf, "cc")?).ok_or_else(|| missing(sf, "cc"))?;
+            let cc_node = get(sf, "cc")?;
+            let cc_loc = cc_node.as_ref().map(|(_, n)| n.loc.clone());
+            let mut cc = s(cc_node).ok_or_else(|| missing(sf, "cc"))?;
+            // A BPF object's path, like a trace's, is relative to the file's folder.
+            if let (Some(p), Some(Loc::File { .. }), Some(d)) =
+                (cc.strip_prefix(BPF_PREFIX), &cc_loc, &self.dir)
+            {
+                if !std::path::Path::new(p).is_absolute() {
+                    cc = format!("{BPF_PREFIX}{}", d.join(p).display());
+                }
+            }
             let mut cc_params = Vec::new();
             if let (Some(c), Some(pt)) = (
                 self.catalog.find(&cc).and_then(|e| e.controller),

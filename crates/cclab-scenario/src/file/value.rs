@@ -183,6 +183,25 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             _ => wrong("a loss like \"1%\" or 0.01"),
         },
         Kind::Cc => match v {
+            RawV::Str(s) if s.starts_with(BPF_PREFIX) => {
+                if !cat.bpf_objects {
+                    Err((
+                        BadValue,
+                        format!(
+                            "\"{s}\" names a BPF congestion-control object, which only the kernel backend loads (--backend kernel); {} has: {}",
+                            cat.owner,
+                            cat.list()
+                        ),
+                    ))
+                } else if s.len() == BPF_PREFIX.len() {
+                    Err((
+                        BadValue,
+                        "bpf: needs the object's path, like \"bpf:my_cc.bpf.o\" (built with clang -target bpf)".into(),
+                    ))
+                } else {
+                    Ok(Val::Str(s.clone()))
+                }
+            }
             RawV::Str(s) => match cat.find(s) {
                 Some(c) => Ok(Val::Str(c.name.clone())),
                 None => {

@@ -56,8 +56,17 @@ pub(crate) fn run(a: ControllersArgs) -> Result<(), Error> {
                     );
                 }
             }
-            None => println!("\n  {}{aliases}: the kernel's own (no parameters)", e.name),
+            None => match cclab_kernel::controllers::bpf_summary(e) {
+                Some(summary) => println!(
+                    "\n  {} (bpf){aliases}: {summary}; registered in the kernel for each run that uses it (no parameters)",
+                    e.name
+                ),
+                None => println!("\n  {}{aliases}: the kernel's own (no parameters)", e.name),
+            },
         }
+    }
+    if cat.bpf_objects {
+        println!("\n  bpf:PATH: your own BPF struct_ops object (a tcp_congestion_ops built with clang -target bpf; docs/kernel.md)");
     }
     Ok(())
 }
