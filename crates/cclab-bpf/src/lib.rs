@@ -42,6 +42,13 @@ pub struct Builtin {
     object: &'static [u8],
 }
 
+impl Builtin {
+    /// The object's bytes, as clang built them.
+    pub fn object(&self) -> &'static [u8] {
+        self.object
+    }
+}
+
 static BUILTINS: std::sync::OnceLock<Vec<Builtin>> = std::sync::OnceLock::new();
 
 /// The controllers built into this cclab (none when [`not_built`] says why).

@@ -75,6 +75,21 @@ impl Registration {
         }
     }
 
+    /// [`Registration::register`] held by the map as on kernels before 6.4, with its record
+    /// for [`crate::clean_stale`] (tests of that path on newer kernels).
+    #[doc(hidden)]
+    pub fn register_held_by_map(src: &Source) -> Result<Registration, BpfError> {
+        let lib = libbpf::get().map_err(BpfError::Unsupported)?;
+        let (bytes, label) = src.bytes()?;
+        let sha256 = crate::sha256_hex(&bytes);
+        Self::try_register(lib, &bytes, &label, &sha256, false)
+    }
+
+    /// The record [`crate::clean_stale`] reads (map-held registrations only).
+    pub fn record(&self) -> Option<&std::path::Path> {
+        self.record.as_deref()
+    }
+
     fn try_register(
         lib: &'static Libbpf,
         bytes: &[u8],

@@ -85,3 +85,42 @@ fn a_file_that_is_no_bpf_object_is_a_clear_error() {
     assert!(missing.contains("cannot read BPF object"), "{missing}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_map_held_leftover_of_a_dead_process_is_unregistered_by_clean_stale() {
+    if let Some(why) = skip() {
+        eprintln!("SKIP: {why}");
+        return;
+    }
+    let _one = KERNEL.lock().unwrap_or_else(|p| p.into_inner());
+    if available().iter().any(|n| n == "vegas") {
+        eprintln!("SKIP: this kernel has vegas already");
+        return;
+    }
+    let reg = Registration::register_held_by_map(&Source::Builtin(builtin("vegas").unwrap()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reg.hold(), cclab_bpf::Hold::Map);
+    let record = reg
+        .record()
+        .expect("a map-held registration leaves a record")
+        .to_path_buf();
+    // A registration live in this process is not stale.
+    assert!(cclab_bpf::clean_stale().unwrap().is_empty());
+    assert!(available().iter().any(|n| n == "vegas"));
+    // Its process died without unregistering it: the record now names a dead process.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let moved = record.with_file_name(format!("{dead}-{}", reg.map_id()));
+    std::fs::rename(&record, &moved).unwrap();
+    std::mem::forget(reg);
+    let cleaned = cclab_bpf::clean_stale().unwrap();
+    assert_eq!(cleaned.len(), 1, "{cleaned:?}");
+    assert!(cleaned[0].contains("builtin:vegas"), "{cleaned:?}");
+    assert!(
+        !available().iter().any(|n| n == "vegas"),
+        "{:?}",
+        available()
+    );
+    assert!(!moved.exists());
+}

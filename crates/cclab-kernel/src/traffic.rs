@@ -148,6 +148,10 @@ pub fn receive(listeners: Vec<OwnedFd>, plans: Vec<FlowPlan>, sh: Arc<Shared>) -
                     break;
                 }
                 let c = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(c) };
+                // Closed with RST after the run, as the sender's are: a FIN left to time out
+                // in a deleted namespace would keep the socket (and a BPF controller's
+                // program) alive for minutes.
+                sys::set_abortive_close(c.as_raw_fd())?;
                 let port = sys::peer_port(c.as_raw_fd())?;
                 if let Some(i) = port
                     .checked_sub(addr::FLOW_PORT_BASE)
