@@ -171,8 +171,7 @@ fn an_object_the_verifier_refuses_fails_the_run_in_one_line() {
         &marked_path(&format!("bpf:{}", obj.display()), 1.0),
         &KernelOptions::default(),
     )
-    .err()
-    .expect("a broken object stops the run");
+    .expect_err("a broken object stops the run");
     std::fs::remove_dir_all(&dir).unwrap();
     let msg = err.to_string();
     assert!(
