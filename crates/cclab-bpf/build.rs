@@ -109,5 +109,6 @@ fn summary(text: &str) -> String {
         .map(|l| l.trim_start().trim_start_matches('*').trim())
         .find(|l| !l.is_empty())
         .unwrap_or("")
+        .trim_end_matches('.')
         .to_string()
 }
