@@ -89,6 +89,26 @@ volatile u64 bbr3_tx_near;
 volatile u64 bbr3_tx_miss;
 volatile u64 bbr3_no_state;
 
+/* The model as the most recent cong_control() of any bbr3 socket left it (there is no
+ * get_info() for ss to show): read with bpftool map dump on the .bss map. */
+struct bbr3_last {
+	u32 mode;
+	u32 cycle_idx;
+	u32 ack_phase;
+	u32 full_bw_reached;
+	u32 min_rtt_us;
+	u32 bw_hi0;
+	u32 bw_hi1;
+	u32 bw_lo;
+	u32 inflight_hi;
+	u32 inflight_lo;
+	u32 cwnd;
+	u32 tx_in_flight;
+	u32 lost;
+	u32 rounds_since_probe;
+};
+volatile struct bbr3_last bbr3_last;
+
 #define BW_SCALE 24
 #define BW_UNIT (1ULL << BW_SCALE)
 #define BBR_SCALE 8
@@ -316,6 +336,13 @@ static __always_inline u32 ms_to_jiffies(u32 ms)
 static __always_inline u32 in_flight(const struct tcp_sock *tp)
 {
 	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
+}
+
+/* A bitfield: read with its bit offset relocated too (a plain CO-RE access relocates only
+ * the byte, and in 6.18 this is bit 3 of a byte shared with other flags). */
+static __always_inline bool tp_is_cwnd_limited(const struct tcp_sock *tp)
+{
+	return BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
 }
 
 static __always_inline u32 tp_min_rtt(const struct tcp_sock *tp)
@@ -1014,7 +1041,7 @@ static __always_inline void bbr_probe_inflight_hi_upward(struct sock *sk, struct
 	u32 delta;
 
 	/* Grow inflight_hi only while cwnd-limited at it. */
-	if (!tp->is_cwnd_limited || tp->snd_cwnd < bbr->inflight_hi)
+	if (!tp_is_cwnd_limited(tp) || tp->snd_cwnd < bbr->inflight_hi)
 		return;
 
 	bbr->bw_probe_up_acks += rs->acked_sacked;
@@ -1304,7 +1331,7 @@ static __always_inline void bbr_update_cycle_phase(struct sock *sk, struct bbr *
 		if (bbr->prev_probe_too_high && inflight >= bbr->inflight_hi) {
 			bbr->stopped_risky_probe = 1;
 			probe_done = true;
-		} else if (tp->is_cwnd_limited && tp->snd_cwnd >= bbr->inflight_hi) {
+		} else if (tp_is_cwnd_limited(tp) && tp->snd_cwnd >= bbr->inflight_hi) {
 			bbr_reset_full_bw(bbr);
 			bbr->full_bw = ctx->sample_bw;
 		} else if (bbr->full_bw_now) {
@@ -1630,6 +1657,21 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, u32 ack, int flag, const struc
 
 	/* What the data this ACK releases will be sent with. */
 	tx_note(st, tp, false);
+
+	bbr3_last.mode = st->bbr.mode;
+	bbr3_last.cycle_idx = st->bbr.cycle_idx;
+	bbr3_last.ack_phase = st->bbr.ack_phase;
+	bbr3_last.full_bw_reached = st->bbr.full_bw_reached;
+	bbr3_last.min_rtt_us = st->bbr.min_rtt_us;
+	bbr3_last.bw_hi0 = st->bbr.bw_hi[0];
+	bbr3_last.bw_hi1 = st->bbr.bw_hi[1];
+	bbr3_last.bw_lo = st->bbr.bw_lo;
+	bbr3_last.inflight_hi = st->bbr.inflight_hi;
+	bbr3_last.inflight_lo = st->bbr.inflight_lo;
+	bbr3_last.cwnd = tp->snd_cwnd;
+	bbr3_last.tx_in_flight = r.tx_in_flight;
+	bbr3_last.lost = r.lost;
+	bbr3_last.rounds_since_probe = st->bbr.rounds_since_probe;
 }
 
 SEC("struct_ops/bbr3_cwnd_event")
