@@ -70,7 +70,13 @@
  *   also rejects a sliver of values to remove the bias). tcp_jiffies32 is bpf_jiffies64()
  *   truncated, with HZ from the kernel config (CONFIG_HZ).
  * - If the socket storage cannot be allocated, the controller leaves cwnd and the pacing
- *   rate as they are.
+ *   rate as they are. Calls before init() find no storage and do nothing, as v3's
+ *   `initialized` check does for the SYN-ACK's cong_control().
+ * - cwnd is stored to tp->snd_cwnd directly (tcp_snd_cwnd_set() only adds a warning).
+ *
+ * Diagnostics (not in v3): the .bss map holds counters of how the tx_in_flight lookups
+ * went and of calls without state, and bbr3_last, the model's main variables after the
+ * latest cong_control() of any bbr3 socket (`bpftool map dump name bbr3.bss`).
  */
 #include "cclab_tcp.h"
 
@@ -83,7 +89,8 @@ extern unsigned int CONFIG_HZ __kconfig __weak;
 volatile u32 bbr3_ecn_low;
 
 /* How the tx_in_flight lookups went (exact snapshot, estimated from an earlier one, none),
- * and how often a call found no socket storage. Read with bpftool map dump. */
+ * and how often a call found no socket storage (once per active open: the SYN-ACK's
+ * cong_control() comes before init()). Read with bpftool map dump. */
 volatile u64 bbr3_tx_exact;
 volatile u64 bbr3_tx_near;
 volatile u64 bbr3_tx_miss;
