@@ -33,8 +33,16 @@ typedef __s64 s64;
 
 #define CO_RE __attribute__((preserve_access_index))
 
+struct net;
+
+/* include/net/net_namespace.h */
+typedef struct {
+	struct net *net;
+} CO_RE possible_net_t;
+
 struct sock_common {
 	unsigned char skc_state;
+	possible_net_t skc_net;
 } CO_RE;
 
 struct sock {
@@ -44,6 +52,26 @@ struct sock {
 	__u32 sk_pacing_status;
 	__u8 sk_pacing_shift;
 	__u16 sk_gso_max_segs;
+	unsigned int sk_gso_max_size;
+} CO_RE;
+
+/* The per-namespace TCP settings a controller may read (sysctl net.ipv4.tcp_*). */
+struct netns_ipv4 {
+	__u8 sysctl_tcp_min_tso_segs;
+} CO_RE;
+
+struct net {
+	struct netns_ipv4 ipv4;
+} CO_RE;
+
+/* include/linux/win_minmax.h: tp->rtt_min, whose s[0].v is the windowed min RTT (us). */
+struct minmax_sample {
+	__u32 t;
+	__u32 v;
+} CO_RE;
+
+struct minmax {
+	struct minmax_sample s[3];
 } CO_RE;
 
 struct inet_sock {
@@ -90,6 +118,10 @@ struct tcp_sock {
 	__u64 tcp_clock_cache;
 	__u8 ecn_flags;
 	__u8 is_cwnd_limited : 1;
+	__u64 tcp_wstamp_ns;
+	__u64 delivered_mstamp;
+	struct minmax rtt_min;
+	__u32 tlp_high_seq;
 } CO_RE;
 
 /* What the stack tells cong_control about the ACK it is processing (tcp_rate.c). */
@@ -174,6 +206,11 @@ struct tcp_congestion_ops {
 #define TCP_CLOSE 7
 
 #define TCP_INFINITE_SSTHRESH 0x7fffffff
+
+#define USEC_PER_MSEC 1000UL
+#define USEC_PER_SEC 1000000UL
+#define NSEC_PER_USEC 1000UL
+#define GSO_LEGACY_MAX_SIZE 65536U
 
 /* enum sk_pacing */
 #define SK_PACING_NONE 0
