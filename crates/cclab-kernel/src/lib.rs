@@ -51,6 +51,7 @@ mod bench;
 mod doctor;
 pub mod element;
 pub mod lab;
+pub mod testing;
 mod topo;
 
 use cclab_sys as sys;
