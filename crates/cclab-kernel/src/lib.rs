@@ -52,6 +52,7 @@ pub mod controllers;
 mod doctor;
 pub mod element;
 pub mod lab;
+pub mod testing;
 mod topo;
 
 use cclab_sys as sys;

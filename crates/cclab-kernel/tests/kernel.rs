@@ -2,29 +2,13 @@
 //! kernel feature they need, each prints `SKIP <test>: <reason>` to stderr (not captured)
 //! and returns. Runs are serialised (one lab at a time: measurements need the CPUs).
 
+use cclab_kernel::testing::{lab_lock, ours_left, skip};
 use cclab_kernel::*;
 use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
 use cclab_sys::available_ccs;
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-static LAB: Mutex<()> = Mutex::new(());
-
-fn skip(test: &str, why: &str) {
-    // Written to the stderr handle directly: libtest captures print!/eprint!, not this.
-    let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
-}
-
-/// The lab lock, or None (after printing why) when this machine cannot run the lab.
-fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
-    if let Some(why) = lab_unavailable(ccs) {
-        skip(test, &why);
-        return None;
-    }
-    Some(LAB.lock().unwrap_or_else(|e| e.into_inner()))
-}
 
 /// `run` up to three times while the machine disturbed it (its hypervisor took CPU time or
 /// the element stalled: the lab then serves fewer packets than its path allows), as
@@ -88,15 +72,9 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
     }
 }
 
-/// Namespaces this test process made and did not remove (another process's leftovers are
-/// not this test's failure; the sigkill test below covers `clean_stale`).
-fn ours_left() -> Vec<String> {
-    namespaces_of(std::process::id())
-}
-
 #[test]
 fn idle_rtt_is_the_set_rtt() {
-    let Some(_g) = lab("idle_rtt_is_the_set_rtt", &[]) else {
+    let Some(_g) = lab_lock("idle_rtt_is_the_set_rtt", &[]) else {
         return;
     };
     for rtt_ms in [10.0, 100.0] {
@@ -138,7 +116,7 @@ fn idle_rtt_is_the_set_rtt() {
 
 #[test]
 fn cubic_fills_10_and_100_mbit() {
-    let Some(_g) = lab("cubic_fills_10_and_100_mbit", &["cubic"]) else {
+    let Some(_g) = lab_lock("cubic_fills_10_and_100_mbit", &["cubic"]) else {
         return;
     };
     for rate in [10e6, 100e6] {
@@ -198,7 +176,7 @@ fn cubic_fills_10_and_100_mbit() {
 /// The third rate of the check: 1 Gbit/s, 20 ms (the element runs in GSO mode here).
 #[test]
 fn cubic_fills_1_gbit() {
-    let Some(_g) = lab("cubic_fills_1_gbit", &["cubic"]) else {
+    let Some(_g) = lab_lock("cubic_fills_1_gbit", &["cubic"]) else {
         return;
     };
     let rate = 1e9;
@@ -226,7 +204,7 @@ fn cubic_fills_1_gbit() {
 
 #[test]
 fn one_percent_loss_is_per_segment() {
-    let Some(_g) = lab("one_percent_loss_is_per_segment", &["bbr"]) else {
+    let Some(_g) = lab_lock("one_percent_loss_is_per_segment", &["bbr"]) else {
         return;
     };
     let r = run_scenario_detailed(
@@ -262,7 +240,7 @@ fn one_percent_loss_is_per_segment() {
 /// takes sit at the path's RTT.
 #[test]
 fn gso_mode_keeps_loss_per_segment() {
-    let Some(_g) = lab("gso_mode_keeps_loss_per_segment", &["bbr"]) else {
+    let Some(_g) = lab_lock("gso_mode_keeps_loss_per_segment", &["bbr"]) else {
         return;
     };
     let opts = KernelOptions {
@@ -312,7 +290,7 @@ fn gso_mode_keeps_loss_per_segment() {
 /// link take a whole 64 KB super-packet: queueing delay p99 1.2 ms where 18 KB is 0.29 ms.)
 #[test]
 fn gso_mode_holds_the_buffer_per_segment() {
-    let Some(_g) = lab("gso_mode_holds_the_buffer_per_segment", &["cubic"]) else {
+    let Some(_g) = lab_lock("gso_mode_holds_the_buffer_per_segment", &["cubic"]) else {
         return;
     };
     let opts = KernelOptions {
@@ -343,7 +321,7 @@ fn gso_mode_holds_the_buffer_per_segment() {
 /// 40 s. `cargo test -p cclab-kernel --release --test kernel cubic_collapses` to run alone.
 #[test]
 fn cubic_collapses_bbr_holds_at_one_percent_loss() {
-    let Some(_g) = lab(
+    let Some(_g) = lab_lock(
         "cubic_collapses_bbr_holds_at_one_percent_loss",
         &["cubic", "bbr"],
     ) else {
@@ -367,7 +345,7 @@ fn cubic_collapses_bbr_holds_at_one_percent_loss() {
 
 #[test]
 fn sized_flows_with_starts_and_extra_rtt() {
-    let Some(_g) = lab("sized_flows_with_starts_and_extra_rtt", &["reno", "cubic"]) else {
+    let Some(_g) = lab_lock("sized_flows_with_starts_and_extra_rtt", &["reno", "cubic"]) else {
         return;
     };
     let mut sc = scenario(20e6, 20.0, 1.0, 0.0, "cubic", 0.0);
@@ -456,7 +434,7 @@ fn long_probe_run() -> (std::process::Child, u32) {
 
 #[test]
 fn sigkill_then_clean_stale_leaves_nothing() {
-    let Some(_g) = lab("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else {
+    let Some(_g) = lab_lock("sigkill_then_clean_stale_leaves_nothing", &["cubic"]) else {
         return;
     };
     let (mut child, pid) = long_probe_run();
@@ -486,7 +464,7 @@ fn sigkill_then_clean_stale_leaves_nothing() {
 fn clean_right_after_sigkill_removes_the_lab() {
     // `cclab lab clean` run at once after a SIGKILL, while the killed process is still
     // exiting (and before anyone reaps it), must not keep its lab as "still going".
-    let Some(_g) = lab("clean_right_after_sigkill_removes_the_lab", &["cubic"]) else {
+    let Some(_g) = lab_lock("clean_right_after_sigkill_removes_the_lab", &["cubic"]) else {
         return;
     };
     let (mut child, pid) = long_probe_run();
@@ -507,7 +485,7 @@ fn clean_right_after_sigkill_removes_the_lab() {
 
 #[test]
 fn sigint_stops_and_cleans_up() {
-    let Some(_g) = lab("sigint_stops_and_cleans_up", &["cubic"]) else {
+    let Some(_g) = lab_lock("sigint_stops_and_cleans_up", &["cubic"]) else {
         return;
     };
     let child = probe()
@@ -606,7 +584,7 @@ fn doctor_reports() {
         return;
     }
     // The probes use a temporary namespace: not while another test counts namespaces.
-    let _g = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = cclab_kernel::testing::lock();
     let d = doctor();
     assert!(d.veth.is_some() && d.netem.is_some());
     assert!(list_namespaces().iter().all(|n| !n.ends_with("-doctor")));
@@ -618,7 +596,7 @@ fn doctor_reports() {
 /// the run before it starts, with nothing left behind.
 #[test]
 fn trace_and_element_counters() {
-    let Some(_g) = lab("trace_and_element_counters", &["cubic"]) else {
+    let Some(_g) = lab_lock("trace_and_element_counters", &["cubic"]) else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("cclab-ktrace-{}", std::process::id()));
@@ -685,7 +663,7 @@ fn trace_and_element_counters() {
 /// left behind.
 #[test]
 fn host_buffers_apply_in_the_namespaces() {
-    let Some(_g) = lab("host_buffers_apply_in_the_namespaces", &["cubic"]) else {
+    let Some(_g) = lab_lock("host_buffers_apply_in_the_namespaces", &["cubic"]) else {
         return;
     };
     let run = |f: &dyn Fn(&mut cclab_core::host::HostTcp)| {
@@ -714,7 +692,7 @@ fn host_buffers_apply_in_the_namespaces() {
 #[test]
 fn probe_start_is_refused_in_one_line() {
     // The lab lock: other tests' namespaces must not count as this test's leftovers.
-    let _g = LAB.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = cclab_kernel::testing::lock();
     let mut sc = scenario(10e6, 20.0, 1.0, 0.0, "cubic", 1.0);
     sc.hosts.tcp.probe_start = true;
     let e = run_scenario(&sc, &KernelOptions::default())
@@ -735,7 +713,7 @@ fn probe_start_is_refused_in_one_line() {
 /// aggregation delay what they should. A few seconds each.
 #[test]
 fn path_elements_run_in_the_tun_element() {
-    let Some(_g) = lab("path_elements_run_in_the_tun_element", &["cubic"]) else {
+    let Some(_g) = lab_lock("path_elements_run_in_the_tun_element", &["cubic"]) else {
         return;
     };
     let opts = KernelOptions::default();

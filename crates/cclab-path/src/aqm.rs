@@ -207,13 +207,18 @@ mod tests {
             let d = a.describe(&Given::defaults(a.settings));
             assert_eq!(d.name(), a.name);
             assert_eq!(d.kind().name, a.name);
-            let defaults: Vec<SettingValue> = a.settings.iter().map(|s| s.default).collect();
+            let defaults: Vec<SettingValue> = a
+                .settings
+                .iter()
+                .filter_map(|s| s.fixed_default())
+                .collect();
             assert_eq!(d.values(), defaults, "{}", a.name);
             // Each setting reaches its own field: give every one a value unlike its default.
-            let other = |s: &Setting| match s.default {
-                SettingValue::Time(x) => SettingValue::Time(x + 1),
-                SettingValue::Int(x) => SettingValue::Int(if x > 1 { x - 1 } else { x + 1 }),
-                SettingValue::Bool(b) => SettingValue::Bool(!b),
+            let other = |s: &Setting| match s.fixed_default() {
+                Some(SettingValue::Time(x)) => SettingValue::Time(x + 1),
+                Some(SettingValue::Int(x)) => SettingValue::Int(if x > 1 { x - 1 } else { x + 1 }),
+                Some(SettingValue::Bool(b)) => SettingValue::Bool(!b),
+                None => panic!("{}.{} has no default of its own", a.name, s.name),
             };
             let get = |k: &str| a.settings.iter().find(|s| s.name == k).map(other);
             let d = a.describe(&Given::new(a.settings, &get));

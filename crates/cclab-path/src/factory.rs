@@ -188,10 +188,10 @@ impl PathDesc {
             );
         }
         if let Some(b) = &l.policer {
-            c.push("policer", Box::new(Policer::new(b)));
+            c.push(crate::POLICER.name, Box::new(Policer::new(b)));
         }
         if let Some(b) = &l.shaper {
-            c.push("shaper", Box::new(Shaper::new(b, l.buffer_bytes)));
+            c.push(crate::SHAPER.name, Box::new(Shaper::new(b, l.buffer_bytes)));
         }
         c.push(BOTTLENECK, self.bottleneck());
         let delays: Vec<Nanos> = (0..self.classes()).map(|k| self.one_way(k).0).collect();

@@ -23,7 +23,8 @@
 //! - [`Rng`]: the seeded generator behind every random choice; [`streams`] names each stream.
 //! - [`settings`]: what a scenario may set on an element, declared in the element's file;
 //!   [`AQMS`] lists the queue disciplines with theirs ([`AqmParams`]: what a discipline's
-//!   file declares; [`AqmDesc`]: the one a scenario resolved to).
+//!   file declares; [`AqmDesc`]: the one a scenario resolved to); [`BUCKETS`] lists the
+//!   policer and the shaper with theirs (a [`TokenBucket`]'s).
 //!
 //! Like the TCP core, nothing here reads a clock: time (ns) is passed in.
 
@@ -41,14 +42,14 @@ pub use aqm::{Aqm, AqmDesc, AqmParams};
 pub use chain::{Chain, Observer};
 pub use element::{Departure, Element, Packet};
 pub use elements::{
-    gilbert_to_bad, AckAggregation, Codel, CodelParams, Delay, DelayLine, DropTail, Fifo,
+    gilbert_to_bad, AckAggregation, Bucket, Codel, CodelParams, Delay, DelayLine, DropTail, Fifo,
     FifoParams, FqCodel, FqCodelParams, Link, Pie, PieParams, Policer, RandomLoss, Rate, RateDesc,
-    Shaper, TokenBucket, TraceDesc, AQMS, TRACE_OPPORTUNITY_BYTES,
+    Shaper, TokenBucket, TraceDesc, AQMS, BUCKETS, POLICER, SHAPER, TRACE_OPPORTUNITY_BYTES,
 };
 pub use factory::{streams, LinkDesc, LossUnit, PathDesc, BOTTLENECK};
 pub use queue::{Queue, Queued};
 pub use rng::Rng;
-pub use settings::{Given, Setting, SettingKind, SettingValue};
+pub use settings::{Derived, Given, Setting, SettingDefault, SettingKind, SettingValue};
 
 /// Time in nanoseconds.
 pub type Nanos = u64;

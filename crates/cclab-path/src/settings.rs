@@ -2,9 +2,11 @@
 //!
 //! Each queue discipline's file declares its settings (name, kind and range, Linux's
 //! default, unit, what it does) beside its parameters struct, as a controller declares its
-//! `Param`s; [`AQMS`](crate::AQMS) lists the disciplines. The scenario's keys, their checks,
-//! the resolved values in results, the scenario text written back and the docs' table
-//! (checked by a test) are all read from these declarations.
+//! `Param`s; [`AQMS`](crate::AQMS) lists the disciplines. The token buckets before the
+//! bottleneck declare theirs the same way ([`BUCKETS`](crate::BUCKETS): the policer and the
+//! shaper). The scenario's keys, their checks, the resolved values in results, the scenario
+//! text written back and the docs' tables (checked by tests) are all read from these
+//! declarations.
 
 use crate::Nanos;
 
@@ -18,6 +20,11 @@ pub enum SettingKind {
     Int { min: u64, max: u64 },
     /// `true` or `false`.
     Bool,
+    /// A rate, whole bits per second of IP packets (positive); its value is an
+    /// [`SettingValue::Int`].
+    Rate,
+    /// A size, bytes (positive); its value is an [`SettingValue::Int`].
+    Size,
 }
 
 /// A setting's value.
@@ -39,15 +46,44 @@ impl SettingValue {
     }
 }
 
+/// What a scenario that does not give a setting gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SettingDefault {
+    /// This value (Linux's, for a queue discipline).
+    Value(SettingValue),
+    /// Nothing: a scenario must give it.
+    Required,
+    /// A value worked out from the element's other settings.
+    Derived(Derived),
+}
+
+/// A default worked out from other settings (a token bucket's burst from its rate).
+#[derive(Clone, Copy, Debug)]
+pub struct Derived {
+    /// How, in words (`"10 ms at the rate, at least 64 KiB"`): what the docs say.
+    pub doc: &'static str,
+    /// The value, from the settings given (read through the same [`Given`]).
+    pub value: fn(&Given) -> SettingValue,
+}
+
+impl PartialEq for Derived {
+    /// Two derived defaults are the same if they say the same (a function is not compared).
+    fn eq(&self, other: &Self) -> bool {
+        self.doc == other.doc
+    }
+}
+
+impl Eq for Derived {}
+
 /// One setting of a path element.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Setting {
     /// The key under the element's table (`[link.aqm]`'s `target`).
     pub name: &'static str,
     pub kind: SettingKind,
-    /// Linux's default (what a scenario that does not set it gets).
-    pub default: SettingValue,
-    /// Unit of an integer value (`"bytes"`, `"1/16"`), or `""`.
+    /// What a scenario that does not set it gets.
+    pub default: SettingDefault,
+    /// Unit of an integer value (`"bytes"`, `"1/16"`, `"bit/s"`), or `""`.
     pub unit: &'static str,
     /// What it does.
     pub help: &'static str,
@@ -59,7 +95,7 @@ impl Setting {
         Setting {
             name,
             kind: SettingKind::Time { zero: false },
-            default: SettingValue::Time(ns),
+            default: SettingDefault::Value(SettingValue::Time(ns)),
             unit: "",
             help,
         }
@@ -84,7 +120,7 @@ impl Setting {
         Setting {
             name,
             kind: SettingKind::Int { min, max },
-            default: SettingValue::Int(default),
+            default: SettingDefault::Value(SettingValue::Int(default)),
             unit,
             help,
         }
@@ -95,9 +131,39 @@ impl Setting {
         Setting {
             name,
             kind: SettingKind::Bool,
-            default: SettingValue::Bool(default),
+            default: SettingDefault::Value(SettingValue::Bool(default)),
             unit: "",
             help,
+        }
+    }
+
+    /// A rate (bits/s) that a scenario must give.
+    pub const fn rate(name: &'static str, help: &'static str) -> Setting {
+        Setting {
+            name,
+            kind: SettingKind::Rate,
+            default: SettingDefault::Required,
+            unit: "bit/s",
+            help,
+        }
+    }
+
+    /// A size (bytes) whose default is worked out from the other settings.
+    pub const fn size_derived(name: &'static str, default: Derived, help: &'static str) -> Setting {
+        Setting {
+            name,
+            kind: SettingKind::Size,
+            default: SettingDefault::Derived(default),
+            unit: "bytes",
+            help,
+        }
+    }
+
+    /// Its default when that is a value of its own (not required, not derived).
+    pub fn fixed_default(&self) -> Option<SettingValue> {
+        match self.default {
+            SettingDefault::Value(v) => Some(v),
+            _ => None,
         }
     }
 }
@@ -133,7 +199,12 @@ impl<'a> Given<'a> {
             .iter()
             .find(|s| s.name == name)
             .unwrap_or_else(|| panic!("no setting {name} declared"));
-        (self.get)(name).unwrap_or(declared.default).raw()
+        let value = (self.get)(name).unwrap_or_else(|| match declared.default {
+            SettingDefault::Value(v) => v,
+            SettingDefault::Derived(d) => (d.value)(self),
+            SettingDefault::Required => panic!("setting {name} has no default and was not given"),
+        });
+        value.raw()
     }
 
     /// A duration setting, ns.
@@ -184,6 +255,38 @@ mod tests {
             (g.time("target"), g.int("flows"), g.flag("ecn")),
             (5_000_000, 16, false)
         );
+    }
+
+    /// A required rate and a size derived from it: twice the rate in bytes, at least 10.
+    const B: &[Setting] = &[
+        Setting::rate("rate", "r"),
+        Setting::size_derived(
+            "burst",
+            Derived {
+                doc: "twice the rate, at least 10",
+                value: |g| SettingValue::Int((2 * g.int("rate")).max(10)),
+            },
+            "b",
+        ),
+    ];
+
+    #[test]
+    fn a_derived_default_follows_the_settings_it_is_worked_out_from() {
+        let rate = |r: u64| move |k: &str| (k == "rate").then_some(SettingValue::Int(r));
+        assert_eq!(Given::new(B, &rate(3)).int("burst"), 10);
+        assert_eq!(Given::new(B, &rate(30)).int("burst"), 60);
+        let both = |k: &str| Some(SettingValue::Int(if k == "rate" { 30 } else { 7 }));
+        assert_eq!(Given::new(B, &both).int("burst"), 7, "a given value wins");
+        assert_eq!(B[1].fixed_default(), None);
+        assert_eq!(S[1].fixed_default(), Some(SettingValue::Int(1024)));
+        assert_eq!((B[0].kind, B[0].unit), (SettingKind::Rate, "bit/s"));
+        assert_eq!((B[1].kind, B[1].unit), (SettingKind::Size, "bytes"));
+    }
+
+    #[test]
+    #[should_panic(expected = "setting rate has no default and was not given")]
+    fn reading_a_required_setting_not_given_is_a_bug() {
+        Given::defaults(B).int("burst");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! A part that differs between the document's runs (a swept key) lists its values.
 
 use crate::units;
+use cclab_path::SettingKind;
 use cclab_results::ResultsDoc;
 use serde_json::{Map, Value};
 
@@ -35,6 +36,10 @@ pub fn path_line(doc: &ResultsDoc) -> Option<String> {
     let set_keys: Vec<&str> = overrides
         .iter()
         .filter_map(|o| o.split_once('=').map(|(k, _)| k.trim()))
+        .collect();
+    let bucket_keys: Vec<String> = cclab_path::BUCKETS
+        .iter()
+        .map(|b| format!("link.{}", b.name))
         .collect();
     let mut parts = Vec::new();
     for part in PARTS {
@@ -72,9 +77,20 @@ pub fn path_line(doc: &ResultsDoc) -> Option<String> {
             }
             format!("{prefix}{{{t}}}")
         };
+        // The path elements' part reads the token buckets' keys too (`link.policer`, ...).
+        let buckets = if part.keys.contains(&"link.aqm") {
+            &bucket_keys[..]
+        } else {
+            &[]
+        };
+        let keys: Vec<&str> = part
+            .keys
+            .iter()
+            .copied()
+            .chain(buckets.iter().map(String::as_str))
+            .collect();
         if set_keys.iter().any(|k| {
-            part.keys
-                .iter()
+            keys.iter()
                 .any(|p| k == p || k.starts_with(&format!("{p}.")))
         }) {
             text.push('*');
@@ -142,8 +158,6 @@ const PARTS: &[Part] = &[
     Part {
         keys: &[
             "link.aqm",
-            "link.policer",
-            "link.shaper",
             "link.jitter",
             "link.reorder",
             "link.ack_aggregation",
@@ -257,12 +271,13 @@ fn show_elements(r: &Map<String, Value>) -> String {
             e.push(s);
         }
     }
-    for (k, name) in [
-        ("link.policer.rate", "policer"),
-        ("link.shaper.rate", "shaper"),
-    ] {
-        if r.get(k).and_then(Value::as_f64).is_some() {
-            e.push(format!("{name} {}", units::rate(num(r, k))));
+    // Each token bucket by its rate (its declared rate setting).
+    for b in cclab_path::BUCKETS {
+        let rates = b.settings.iter().filter(|s| s.kind == SettingKind::Rate);
+        for k in rates.map(|s| format!("link.{}.{}", b.name, s.name)) {
+            if r.get(&k).and_then(Value::as_f64).is_some() {
+                e.push(format!("{} {}", b.name, units::rate(num(r, &k))));
+            }
         }
     }
     if let Some(t) = r.get("link.ecn_threshold").and_then(Value::as_f64) {

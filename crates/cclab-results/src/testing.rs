@@ -118,6 +118,12 @@ impl RunBuilder {
         self
     }
 
+    /// The share of the flow added last's segments that were retransmitted (0..1).
+    pub fn retrans_ratio(mut self, ratio: f64) -> Self {
+        self.last_flow().retrans_ratio = ratio;
+        self
+    }
+
     /// The flow added last is sized: `size` bytes to send, `delivered` of them arrived, and
     /// its completion time (None: it did not finish).
     pub fn sized(mut self, size: u64, fct_s: Option<f64>, delivered: u64) -> Self {

@@ -163,6 +163,30 @@ pub fn socket_buffer_for(bdp: f64, buffer: u64) -> u64 {
     (4.0 * (bdp + buffer.min(1 << 30) as f64)).clamp(4.0 * 1048576.0, 512.0 * 1048576.0) as u64
 }
 
+/// A path element's setting in results, in the SI units of [`Scenario::resolved`]: a time
+/// in seconds, a number (rate, size, count) and a flag as they are.
+fn setting_json(v: cclab_path::SettingValue) -> Value {
+    use cclab_path::SettingValue;
+    match v {
+        SettingValue::Time(ns) => Value::from(ns as f64 / 1e9),
+        SettingValue::Int(i) => Value::from(i),
+        SettingValue::Bool(b) => Value::from(b),
+    }
+}
+
+/// A path element's setting as scenario text: a time, rate or size as its unit's text
+/// (`"5ms"`, `"10mbit"`, `"64kb"`), a number and a flag as they are.
+fn setting_toml(kind: cclab_path::SettingKind, v: cclab_path::SettingValue) -> toml::Value {
+    use cclab_path::{SettingKind, SettingValue};
+    match (kind, v) {
+        (_, SettingValue::Time(ns)) => fmt_time(ns).into(),
+        (_, SettingValue::Bool(b)) => b.into(),
+        (SettingKind::Rate, SettingValue::Int(x)) => fmt_rate(x).into(),
+        (SettingKind::Size, SettingValue::Int(x)) => fmt_size(x).into(),
+        (_, SettingValue::Int(x)) => toml::Value::Integer(x.min(i64::MAX as u64) as i64),
+    }
+}
+
 /// The bottleneck link: the path as every backend's path factory takes it, and what a
 /// `[link]` gives beside it (the buffer as written, the MSS).
 #[derive(Clone, Debug, PartialEq)]
@@ -300,7 +324,7 @@ impl LinkSpec {
     /// `link.policer.*`, `link.shaper.*`, the rate schedule or trace, loss unit, jitter,
     /// reordering, ACK aggregation), in the SI units of [`Scenario::resolved`].
     pub fn path_values(&self) -> Vec<(String, Value)> {
-        use cclab_path::{LossUnit, RateDesc, SettingValue};
+        use cclab_path::{LossUnit, RateDesc};
         let secs = |ns: u64| Value::from(ns as f64 / 1e9);
         let mut v: Vec<(String, Value)> = Vec::new();
         let mut put = |k: &str, x: Value| v.push((k.to_string(), x));
@@ -329,24 +353,18 @@ impl LinkSpec {
         put("link.aqm", Value::from(self.path.aqm.name()));
         let aqm = &self.path.aqm;
         for (s, v) in aqm.kind().settings.iter().zip(aqm.values()) {
-            let x = match v {
-                SettingValue::Time(ns) => secs(ns),
-                SettingValue::Int(i) => Value::from(i),
-                SettingValue::Bool(b) => Value::from(b),
-            };
-            put(&format!("link.aqm.{}", s.name), x);
+            put(&format!("link.aqm.{}", s.name), setting_json(v));
         }
-        for (name, b) in [
-            ("policer", &self.path.policer),
-            ("shaper", &self.path.shaper),
-        ] {
+        for (e, b) in self.buckets() {
             match b {
+                // Each declared setting: the rate in whole bit/s (as `link.rate` and the
+                // params of a swept rate), the burst in bytes.
                 Some(b) => {
-                    // Whole bit/s, as `link.rate` and the params of a swept rate.
-                    put(&format!("link.{name}.rate"), Value::from(b.rate_bps as u64));
-                    put(&format!("link.{name}.burst"), Value::from(b.burst_bytes));
+                    for (s, v) in e.settings.iter().zip(b.values()) {
+                        put(&format!("link.{}.{}", e.name, s.name), setting_json(v));
+                    }
                 }
-                None => put(&format!("link.{name}"), Value::Null),
+                None => put(&format!("link.{}", e.name), Value::Null),
             }
         }
         put("link.jitter", secs(self.path.jitter_ns));
@@ -381,36 +399,22 @@ impl LinkSpec {
         if self.path.loss_unit == LossUnit::Gso {
             lt.insert("loss_unit".into(), "gso".into());
         }
-        // The discipline's parameters as path_values lists them: times (seconds) back to
-        // time strings, whole numbers and flags as they are.
         let mut at = toml::Table::new();
         at.insert("kind".into(), self.path.aqm.name().into());
-        for (k, v) in self.path_values() {
-            let Some(p) = k.strip_prefix("link.aqm.") else {
-                continue;
-            };
-            let tv: toml::Value = match v {
-                Value::Bool(b) => b.into(),
-                Value::Number(n) if n.is_f64() => {
-                    fmt_time((n.as_f64().unwrap_or(0.0) * 1e9).round() as u64).into()
-                }
-                Value::Number(n) => toml::Value::Integer(n.as_i64().unwrap_or(0)),
-                _ => continue,
-            };
-            at.insert(p.into(), tv);
+        let aqm = &self.path.aqm;
+        for (s, v) in aqm.kind().settings.iter().zip(aqm.values()) {
+            at.insert(s.name.into(), setting_toml(s.kind, v));
         }
         if self.path.aqm != AqmDesc::default() {
             lt.insert("aqm".into(), toml::Value::Table(at));
         }
-        for (name, b) in [
-            ("policer", &self.path.policer),
-            ("shaper", &self.path.shaper),
-        ] {
+        for (e, b) in self.buckets() {
             if let Some(b) = b {
                 let mut t = toml::Table::new();
-                t.insert("rate".into(), fmt_rate(b.rate_bps as u64).into());
-                t.insert("burst".into(), fmt_size(b.burst_bytes).into());
-                lt.insert(name.into(), toml::Value::Table(t));
+                for (s, v) in e.settings.iter().zip(b.values()) {
+                    t.insert(s.name.into(), setting_toml(s.kind, v));
+                }
+                lt.insert(e.name.into(), toml::Value::Table(t));
             }
         }
         if self.path.jitter_ns > 0 {
@@ -425,6 +429,20 @@ impl LinkSpec {
                 fmt_time(self.path.ack_aggregation_ns).into(),
             );
         }
+    }
+
+    /// Each token bucket before the bottleneck (`cclab_path::BUCKETS`) with its bucket here,
+    /// if the link has one.
+    fn buckets(
+        &self,
+    ) -> [(
+        &'static cclab_path::Bucket,
+        Option<&cclab_path::TokenBucket>,
+    ); 2] {
+        [
+            (&cclab_path::POLICER, self.path.policer.as_ref()),
+            (&cclab_path::SHAPER, self.path.shaper.as_ref()),
+        ]
     }
 
     /// Wire size of a full data packet: `mss + HEADER_BYTES`.

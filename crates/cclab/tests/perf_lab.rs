@@ -3,26 +3,11 @@
 //! prints `SKIP <test>: <reason>` and returns. One lab at a time (the lab lock).
 
 use cclab::perf_lab::{self as rlab, key, perf_in, serve_in, target};
-use cclab_kernel::{addr, lab, lab_unavailable, namespaces_of};
+use cclab_kernel::testing::{lab_lock, ours_left};
+use cclab_kernel::{addr, lab};
 use cclab_remote::PerfOptions;
 use cclab_sys as sys;
-use std::io::Write;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
-
-static LAB: Mutex<()> = Mutex::new(());
-
-fn skip(test: &str, why: &str) {
-    let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
-}
-
-fn lab_lock(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
-    if let Some(why) = lab_unavailable(ccs) {
-        skip(test, &why);
-        return None;
-    }
-    Some(LAB.lock().unwrap_or_else(|e| e.into_inner()))
-}
 
 const RATE: f64 = 50e6;
 const RTT_MS: f64 = 20.0;
@@ -31,10 +16,6 @@ const PAYLOAD: f64 = 1448.0 / 1500.0;
 
 fn make_lab() -> lab::Lab {
     rlab::make_lab(&rlab::default_scenario()).expect("lab")
-}
-
-fn ours_left() -> Vec<String> {
-    namespaces_of(std::process::id())
 }
 
 #[test]

@@ -23,9 +23,13 @@ pub use fq_codel::{FqCodel, FqCodelParams};
 pub use link::{DropTail, Link};
 pub use loss::{gilbert_to_bad, RandomLoss};
 pub use pie::{Pie, PieParams};
-pub use policer::{Policer, TokenBucket};
+pub use policer::{Bucket, Policer, TokenBucket, POLICER};
 pub use rate::{Rate, RateDesc, TraceDesc, TRACE_OPPORTUNITY_BYTES};
-pub use shaper::Shaper;
+pub use shaper::{Shaper, SHAPER};
+
+/// The token buckets a `[link]` key adds before the bottleneck, in the order of the data
+/// chain; each declares its settings in its file.
+pub const BUCKETS: &[Bucket] = &[POLICER, SHAPER];
 
 crate::aqm::aqm_registry! {
     /// Every queue discipline, drop-tail (the default) first, by its parameters' type. A new

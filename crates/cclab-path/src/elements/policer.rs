@@ -13,6 +13,7 @@
 //! packet as one). No `mtu` check and no peak rate.
 
 use crate::element::{Departure, Element, Packet};
+use crate::settings::{Derived, Given, Setting, SettingValue};
 use crate::Nanos;
 
 /// A token bucket: tokens (bytes) accrue at `rate_bps` up to `burst_bytes`.
@@ -21,6 +22,66 @@ pub struct TokenBucket {
     pub rate_bps: f64,
     pub burst_bytes: u64,
 }
+
+impl TokenBucket {
+    /// What `[link.policer]` and `[link.shaper]` may set, in the order results list them. A
+    /// bare value (`policer = "10mbit"`) is the first, the rate.
+    pub const SETTINGS: &'static [Setting] = &[
+        Setting::rate(
+            "rate",
+            "the rate tokens accrue at: what passes in the long run",
+        ),
+        Setting::size_derived(
+            "burst",
+            Derived {
+                doc: "10 ms at the rate, at least 64 KiB",
+                value: default_burst,
+            },
+            "the bucket's size: the most that passes back to back",
+        ),
+    ];
+
+    /// The bucket with the settings `g` gives (the rate must be given).
+    pub fn from_settings(g: &Given) -> Self {
+        TokenBucket {
+            rate_bps: g.int("rate") as f64,
+            burst_bytes: g.int("burst"),
+        }
+    }
+
+    /// The value of each of [`Self::SETTINGS`], in order (the rate in whole bits/s).
+    pub fn values(&self) -> Vec<SettingValue> {
+        vec![
+            SettingValue::Int(self.rate_bps as u64),
+            SettingValue::Int(self.burst_bytes),
+        ]
+    }
+}
+
+/// A bucket's default burst: 10 ms at its rate (bits/s x 10 ms / 8 bits = rate / 800
+/// bytes), and at least 64 KiB.
+fn default_burst(g: &Given) -> SettingValue {
+    SettingValue::Int((g.int("rate") / 800).max(64 * 1024))
+}
+
+/// A token-bucket element a `[link]` key adds before the bottleneck, as scenarios name it:
+/// listed in [`BUCKETS`](crate::BUCKETS), each declared in its element's file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    /// Its key under `[link]` (`"policer"`), and its name in the data chain.
+    pub name: &'static str,
+    /// What it does, in words.
+    pub help: &'static str,
+    /// What its table may set: a [`TokenBucket`]'s.
+    pub settings: &'static [Setting],
+}
+
+/// The policer (`link.policer`).
+pub const POLICER: Bucket = Bucket {
+    name: "policer",
+    help: "a token-bucket policer before the bottleneck that drops what exceeds it",
+    settings: TokenBucket::SETTINGS,
+};
 
 /// Rounding slack when comparing tokens with a packet's length, bytes.
 const SLACK: f64 = 1e-6;
@@ -163,6 +224,37 @@ mod tests {
             rate_bps,
             burst_bytes,
         })
+    }
+
+    #[test]
+    fn a_bucket_is_built_from_its_declared_settings() {
+        let rate = |r: u64| move |k: &str| (k == "rate").then_some(SettingValue::Int(r));
+        let from =
+            |r: u64| TokenBucket::from_settings(&Given::new(TokenBucket::SETTINGS, &rate(r)));
+        // The default burst: 10 ms at the rate, at least 64 KiB (they meet at 52.4288 Mbit/s).
+        assert_eq!(from(10_000_000).burst_bytes, 65_536);
+        assert_eq!(from(52_428_800).burst_bytes, 65_536);
+        assert_eq!(from(60_000_000).burst_bytes, 75_000);
+        assert_eq!(from(1_000_000_000).burst_bytes, 1_250_000);
+        let b = TokenBucket {
+            rate_bps: 20e6,
+            burst_bytes: 3000,
+        };
+        assert_eq!(
+            b.values(),
+            [SettingValue::Int(20_000_000), SettingValue::Int(3000)]
+        );
+        let vals = b.values();
+        let get = |k: &str| {
+            let i = TokenBucket::SETTINGS.iter().position(|s| s.name == k)?;
+            Some(vals[i])
+        };
+        assert_eq!(
+            TokenBucket::from_settings(&Given::new(TokenBucket::SETTINGS, &get)),
+            b
+        );
+        let names: Vec<&str> = crate::BUCKETS.iter().map(|b| b.name).collect();
+        assert_eq!(names, ["policer", "shaper"]);
     }
 
     #[test]

@@ -15,9 +15,16 @@
 //! TBF segments it.
 
 use crate::element::{Departure, Element, Packet};
-use crate::elements::policer::TokenBucket;
+use crate::elements::policer::{Bucket, TokenBucket};
 use crate::Nanos;
 use std::collections::VecDeque;
+
+/// The shaper (`link.shaper`).
+pub const SHAPER: Bucket = Bucket {
+    name: "shaper",
+    help: "a token-bucket shaper before the bottleneck (Linux TBF): packets wait for tokens in a queue limited by `buffer`",
+    settings: TokenBucket::SETTINGS,
+};
 
 /// The shaper element.
 pub struct Shaper<P> {

@@ -2,7 +2,7 @@
 //! count, the buffer's reads, and a fit's round trip through a document and a scenario.
 
 use super::*;
-use cclab_results::ResultsDoc;
+use cclab_results::testing::{DocBuilder, RunBuilder};
 
 /// SplitMix64: a small deterministic generator for synthetic samples.
 struct Rng(u64);
@@ -114,10 +114,7 @@ fn windows_where_the_link_idled_are_left_out_of_the_rate() {
         f.cwnd_pkts.push(if idle { 4.0 } else { 400.0 });
     }
     ts.flows.push(f);
-    let run = RunResult {
-        series: Some(ts),
-        ..Default::default()
-    };
+    let run = RunBuilder::new().series(ts).build();
     let mut pooled = Pooled::default();
     series_windows(&run, 2.0, 0.3, &mut pooled);
     assert!(pooled.idle >= 1 && pooled.idle <= 3, "{pooled:?}");
@@ -499,11 +496,10 @@ fn a_fit_round_trips_and_writes_a_scenario() {
     assert_eq!((f.lost, f.sent), (20, 10_000));
     assert!(f.loss.contains(0.002));
     assert!(f.buffer_bytes.is_lower_bound());
-    let doc = ResultsDoc {
-        backend: "host".into(),
-        fit: Some(f.to_value()),
-        ..Default::default()
-    };
+    let doc = DocBuilder::new()
+        .backend("host")
+        .fit(Some(f.to_value()))
+        .build();
     assert_eq!(PathFit::from_doc(&doc, "r.json").unwrap(), f);
     let t = f.scenario_toml("p", "r.json", &["cubic".into(), "bbr3".into()]);
     assert!(t.contains("cc = [\"cubic\", \"bbr3\"]"), "{t}");
@@ -513,34 +509,13 @@ fn a_fit_round_trips_and_writes_a_scenario() {
     assert!(f.scenario_buffer() as f64 >= 80e6 / 8.0 * 0.0398 * 0.99);
     assert!(t.lines().filter(|l| !l.starts_with('#')).count() > 8);
     // No fit, another backend, another layout: one line saying what to do.
-    let e = PathFit::from_doc(
-        &ResultsDoc {
-            backend: "host".into(),
-            ..Default::default()
-        },
-        "x",
-    )
-    .unwrap_err();
+    let e = PathFit::from_doc(&DocBuilder::new().backend("host").build(), "x").unwrap_err();
     assert!(e.contains("--no-probe") && !e.contains('\n'), "{e}");
-    let e = PathFit::from_doc(
-        &ResultsDoc {
-            backend: "sim".into(),
-            ..Default::default()
-        },
-        "x",
-    )
-    .unwrap_err();
+    let e = PathFit::from_doc(&DocBuilder::new().backend("sim").build(), "x").unwrap_err();
     assert!(e.contains("simulator results"), "{e}");
     let mut v = f.to_value();
     v["version"] = 99.into();
-    let e = PathFit::from_doc(
-        &ResultsDoc {
-            backend: "host".into(),
-            fit: Some(v),
-            ..Default::default()
-        },
-        "x",
-    )
-    .unwrap_err();
+    let doc = DocBuilder::new().backend("host").fit(Some(v)).build();
+    let e = PathFit::from_doc(&doc, "x").unwrap_err();
     assert!(e.contains("layout 99"), "{e}");
 }

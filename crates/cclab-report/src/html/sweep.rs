@@ -111,14 +111,17 @@ fn log_span(vals: &[f64]) -> f64 {
         / pos.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-/// Keys whose values are sizes in bytes (or a buffer: bytes, packets or BDPs).
+/// Keys whose values are sizes in bytes (or a buffer: bytes, packets or BDPs): these, and
+/// the path elements' settings declared in bytes (the queue disciplines', the token
+/// buckets').
 fn is_size_leaf(leaf: &str) -> bool {
+    let aqms = cclab_path::AQMS.iter().flat_map(|a| a.settings);
+    let buckets = cclab_path::BUCKETS.iter().flat_map(|b| b.settings);
     matches!(
         leaf,
-        "size" | "buffer" | "burst" | "rcvbuf" | "sndbuf" | "notsent_lowat"
-    ) || cclab_path::AQMS
-        .iter()
-        .flat_map(|a| a.settings)
+        "size" | "buffer" | "rcvbuf" | "sndbuf" | "notsent_lowat"
+    ) || aqms
+        .chain(buckets)
         .any(|s| s.name == leaf && s.unit == "bytes")
 }
 

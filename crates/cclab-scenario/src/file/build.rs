@@ -122,14 +122,15 @@ impl ScenarioFile {
         };
         let mss = n(get(sl, "mss")?).map(|x| x as u32).unwrap_or(DEFAULT_MSS);
         let packet_bytes = mss as u64 + HEADER_BYTES;
-        let bucket = |sub: Sub| -> Result<Option<cclab_path::TokenBucket>, ScenarioError> {
-            let ss = Section::LinkSub(sub);
-            let (rate, burst) = match pick(sl, sub.key()).map(|n| &n.v) {
-                None => return Ok(None),
-                Some(RawV::Table(_)) => {
-                    let rate = get(ss, "rate")?;
-                    if let Some((Val::Schedule(_), node)) = &rate {
-                        return Err(ctx.err(
+        let bucket =
+            |b: &cclab_path::Bucket| -> Result<Option<cclab_path::TokenBucket>, ScenarioError> {
+                let sub = Sub::bucket(b);
+                let ss = Section::LinkSub(sub);
+                let given = match pick(sl, sub.key()).map(|n| &n.v) {
+                    None => return Ok(None),
+                    Some(RawV::Table(_)) => {
+                        if let Some((Val::Schedule(_), node)) = get(ss, "rate")? {
+                            return Err(ctx.err(
                             ErrorKind::BadValue,
                             &node.loc,
                             Some(qualified(ss, "rate")),
@@ -139,18 +140,28 @@ impl ScenarioFile {
                                 sub.key()
                             ),
                         ));
+                        }
+                        self.given(ctx, pick, ss, b.settings)?
                     }
-                    (n(rate), n(get(ss, "burst")?))
+                    // A bare value is the table's main key (the rate).
+                    Some(_) => match n(get(sl, sub.key())?) {
+                        Some(x) => vec![(sub.main_key(), cclab_path::SettingValue::Int(x))],
+                        None => Vec::new(),
+                    },
+                };
+                if let Some(s) = b.settings.iter().find(|s| {
+                    s.default == cclab_path::SettingDefault::Required
+                        && !given.iter().any(|(k, _)| *k == s.name)
+                }) {
+                    return Err(missing(ss, s.name));
                 }
-                Some(_) => (n(get(sl, sub.key())?), None),
-            };
-            let Some(rate) = rate else {
-                return Err(missing(ss, "rate"));
-            };
-            // By default a bucket holds 10 ms at its rate, and at least 64 KiB.
-            let burst = burst.unwrap_or_else(|| (rate / 800).max(64 * 1024));
-            if burst < packet_bytes {
-                return Err(ctx.err(
+                let get = |k: &str| given.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+                let bucket = cclab_path::TokenBucket::from_settings(&cclab_path::Given::new(
+                    b.settings, &get,
+                ));
+                let burst = bucket.burst_bytes;
+                if burst < packet_bytes {
+                    return Err(ctx.err(
                     ErrorKind::Inconsistent,
                     &self.section_loc(ss),
                     Some(qualified(ss, "burst")),
@@ -160,18 +171,15 @@ impl ScenarioFile {
                         units::fmt_size(packet_bytes)
                     ),
                 ));
-            }
-            Ok(Some(cclab_path::TokenBucket {
-                rate_bps: rate as f64,
-                burst_bytes: burst,
-            }))
-        };
+                }
+                Ok(Some(bucket))
+            };
         let path = cclab_path::LinkDesc {
             rate_bps: rate_bps as f64,
             rate_varies,
             aqm: self.aqm(ctx, pick)?,
-            policer: bucket(Sub::Policer)?,
-            shaper: bucket(Sub::Shaper)?,
+            policer: bucket(&cclab_path::POLICER)?,
+            shaper: bucket(&cclab_path::SHAPER)?,
             loss_unit: match s(get(sl, "loss_unit")?).as_deref() {
                 Some("gso") => cclab_path::LossUnit::Gso,
                 _ => cclab_path::LossUnit::Segment,
@@ -349,7 +357,7 @@ impl ScenarioFile {
         ctx: &Ctx<'_>,
         pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
     ) -> Result<cclab_path::AqmDesc, ScenarioError> {
-        use cclab_path::{AqmDesc, Given, SettingValue};
+        use cclab_path::{AqmDesc, Given};
         let sa = Section::LinkSub(Sub::Aqm);
         let val = |section: Section, key: &str| -> Result<Option<Val>, ScenarioError> {
             Ok(self.value_at(ctx, pick, section, key)?.map(|(v, _)| v))
@@ -367,19 +375,32 @@ impl ScenarioFile {
         let Some(aqm) = cclab_path::Aqm::by_name(&name) else {
             return Ok(AqmDesc::default());
         };
-        // Each setting the table gives, read in the order the discipline declares them.
+        let given = self.given(ctx, pick, sa, aqm.settings)?;
+        let get = |k: &str| given.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+        Ok(aqm.describe(&Given::new(aqm.settings, &get)))
+    }
+
+    /// Each of the `declared` settings that `section` gives at the matrix point `pick`
+    /// describes, read in the order they are declared.
+    fn given<'a>(
+        &'a self,
+        ctx: &Ctx<'_>,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+        section: Section,
+        declared: &'static [cclab_path::Setting],
+    ) -> Result<Vec<(&'static str, cclab_path::SettingValue)>, ScenarioError> {
+        use cclab_path::SettingValue;
         let mut given = Vec::new();
-        for s in aqm.settings {
-            let v = match val(sa, s.name)? {
+        for s in declared {
+            let v = match self.value_at(ctx, pick, section, s.name)?.map(|(v, _)| v) {
                 Some(Val::Ns(x)) => SettingValue::Time(x),
-                Some(Val::Int(x)) => SettingValue::Int(x),
+                Some(Val::Int(x) | Val::Bps(x) | Val::Bytes(x)) => SettingValue::Int(x),
                 Some(Val::Bool(x)) => SettingValue::Bool(x),
                 _ => continue,
             };
             given.push((s.name, v));
         }
-        let get = |k: &str| given.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-        Ok(aqm.describe(&Given::new(aqm.settings, &get)))
+        Ok(given)
     }
 
     /// The trace `link.trace` names at the matrix point `pick` describes, read and checked. A

@@ -86,7 +86,7 @@ impl ScenarioFile {
                 "link" => {
                     if let RawV::Table(t) = &e.node.v {
                         visit(&mut axes, Section::Link, t);
-                        for sub in Sub::ALL {
+                        for sub in Sub::all() {
                             if let Some(st) = self.section(Section::LinkSub(sub)) {
                                 visit(&mut axes, Section::LinkSub(sub), st);
                             }

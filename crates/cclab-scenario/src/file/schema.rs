@@ -51,8 +51,9 @@ pub(super) enum Kind {
     LossUnit,
     /// `link.trace`: a trace file's path.
     Trace,
-    /// A token bucket's `burst`: a positive size.
-    BucketBurst,
+    /// A path element's declared size (`SettingKind::Size`: a token bucket's `burst`): a
+    /// positive size.
+    ElementSize,
     /// A positive time.
     PosTime,
     /// A whole number in a range.
@@ -84,7 +85,8 @@ pub static AQM_NAMES: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| cclab_path::AQMS.iter().map(|a| a.name).collect());
 /// Units of random loss (`link.loss_unit`).
 pub const LOSS_UNITS: &[&str] = &["segment", "gso"];
-pub(super) const LINK_KEYS: &[(&str, Kind)] = &[
+/// Keys of `[link]`: these, with a key per token bucket (`cclab_path::BUCKETS`) after `aqm`.
+const LINK_SCALARS: &[(&str, Kind)] = &[
     ("rate", Kind::Rate),
     ("rtt", Kind::Rtt),
     ("buffer", Kind::Buffer),
@@ -95,8 +97,6 @@ pub(super) const LINK_KEYS: &[(&str, Kind)] = &[
     ("ecn_threshold", Kind::RttExtra),
     ("loss_unit", Kind::LossUnit),
     ("aqm", Kind::Aqm),
-    ("policer", Kind::Bucket),
-    ("shaper", Kind::Bucket),
     ("trace", Kind::Trace),
     ("jitter", Kind::RttExtra),
     ("reorder", Kind::Bool),
@@ -105,6 +105,19 @@ pub(super) const LINK_KEYS: &[(&str, Kind)] = &[
     ("host_latency", Kind::RttExtra),
     ("host_jitter", Kind::RttExtra),
 ];
+/// Keys of `[link]`, in the order errors list them.
+pub(super) static LINK_KEYS: LazyLock<Vec<(&'static str, Kind)>> = LazyLock::new(|| {
+    let after_aqm = LINK_SCALARS
+        .iter()
+        .position(|(k, _)| *k == "aqm")
+        .unwrap_or(0)
+        + 1;
+    let buckets = cclab_path::BUCKETS.iter().map(|b| (b.name, Kind::Bucket));
+    let mut keys = LINK_SCALARS[..after_aqm].to_vec();
+    keys.extend(buckets);
+    keys.extend_from_slice(&LINK_SCALARS[after_aqm..]);
+    keys
+});
 /// Keys of a `[link.aqm]` table: the discipline and every setting any of them declares, in
 /// the order of `cclab_path::AQMS` (which ones a discipline takes: [`aqm_params`]).
 pub(super) static AQM_KEYS: LazyLock<Vec<(&'static str, Kind)>> = LazyLock::new(|| {
@@ -124,11 +137,18 @@ fn setting_kind(s: &Setting) -> Kind {
         SettingKind::Time { zero: true } => Kind::RttExtra,
         SettingKind::Int { min, max } => Kind::Int { lo: min, hi: max },
         SettingKind::Bool => Kind::Bool,
+        SettingKind::Rate => Kind::Rate,
+        SettingKind::Size => Kind::ElementSize,
     }
 }
-/// Keys of a `[link.policer]` or `[link.shaper]` table.
-pub(super) const BUCKET_KEYS: &[(&str, Kind)] =
-    &[("rate", Kind::Rate), ("burst", Kind::BucketBurst)];
+/// Keys of a `[link.policer]` or `[link.shaper]` table: the settings a token bucket declares
+/// (`cclab_path::TokenBucket::SETTINGS`, which each of `cclab_path::BUCKETS` takes).
+pub(super) static BUCKET_KEYS: LazyLock<Vec<(&'static str, Kind)>> = LazyLock::new(|| {
+    cclab_path::TokenBucket::SETTINGS
+        .iter()
+        .map(|s| (s.name, setting_kind(s)))
+        .collect()
+});
 
 /// The `[link.aqm]` parameters discipline `kind` takes (none for an unknown name).
 pub fn aqm_params(kind: &str) -> Vec<&'static str> {
@@ -219,33 +239,42 @@ pub(super) enum Section {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(super) enum Sub {
     Aqm,
-    Policer,
-    Shaper,
+    /// A token bucket: its index in `cclab_path::BUCKETS`.
+    Bucket(usize),
 }
 
 impl Sub {
-    pub(super) const ALL: [Sub; 3] = [Sub::Aqm, Sub::Policer, Sub::Shaper];
+    /// Every table under `[link]`: `[link.aqm]`, then a token bucket's each.
+    pub(super) fn all() -> impl Iterator<Item = Sub> {
+        std::iter::once(Sub::Aqm).chain((0..cclab_path::BUCKETS.len()).map(Sub::Bucket))
+    }
+    /// The table of token bucket `b`.
+    pub(super) fn bucket(b: &cclab_path::Bucket) -> Sub {
+        Sub::all()
+            .find(|s| s.key() == b.name)
+            .unwrap_or_else(|| unreachable!("{} is not in BUCKETS", b.name))
+    }
     pub(super) fn key(self) -> &'static str {
         match self {
             Sub::Aqm => "aqm",
-            Sub::Policer => "policer",
-            Sub::Shaper => "shaper",
+            Sub::Bucket(i) => cclab_path::BUCKETS[i].name,
         }
     }
     pub(super) fn of(key: &str) -> Option<Sub> {
-        Sub::ALL.into_iter().find(|s| s.key() == key)
+        Sub::all().find(|s| s.key() == key)
     }
     pub(super) fn keys(self) -> &'static [(&'static str, Kind)] {
         match self {
             Sub::Aqm => &AQM_KEYS,
-            Sub::Policer | Sub::Shaper => BUCKET_KEYS,
+            Sub::Bucket(_) => &BUCKET_KEYS,
         }
     }
-    /// The key that names what the table is (the one a bare value stands for).
+    /// The key that names what the table is (the one a bare value stands for): a token
+    /// bucket's first setting, its rate.
     pub(super) fn main_key(self) -> &'static str {
         match self {
             Sub::Aqm => "kind",
-            Sub::Policer | Sub::Shaper => "rate",
+            Sub::Bucket(_) => BUCKET_KEYS[0].0,
         }
     }
 }

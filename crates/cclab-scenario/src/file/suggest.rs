@@ -30,7 +30,7 @@ fn all_keys() -> Vec<(&'static str, String)> {
     for k in TOP_TABLES {
         v.push((k, k.to_string()));
     }
-    for (k, _) in LINK_KEYS {
+    for (k, _) in LINK_KEYS.iter() {
         v.push((k, format!("link.{k}")));
     }
     for (k, _) in HOST_KEYS {

@@ -367,7 +367,7 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             };
             spec.check(pv).map(Val::Param).map_err(|m| (BadValue, m))
         }
-        Kind::Size | Kind::BucketBurst => {
+        Kind::Size | Kind::ElementSize => {
             let n = match v {
                 RawV::Str(s) => units::parse_size(s).map_err(|m| (BadValue, m))?,
                 RawV::Int(i) if *i >= 0 => *i as u64,
@@ -375,7 +375,7 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
                 _ => return wrong("a size like \"25mb\" or a whole number of bytes"),
             };
             if n == 0 {
-                let fix = if kind == Kind::BucketBurst {
+                let fix = if kind == Kind::ElementSize {
                     "a burst must hold at least one packet (leave burst out for the default)"
                 } else {
                     "size must be positive (leave size out for a bulk flow)"

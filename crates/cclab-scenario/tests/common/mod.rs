@@ -17,6 +17,37 @@ rtt = "20ms"
 cc = "cubic"
 "#;
 
+/// PIE with every parameter away from its default (`pie_set_by_table`), and a policer with
+/// a burst: the `[link]` tables of the files that give every path key.
+pub const PIE_AND_POLICER_TABLES: &str = r#"[link.aqm]
+kind = "pie"
+target = "20ms"
+tupdate = "30ms"
+alpha = 3
+beta = 25
+max_burst = "100ms"
+ecn = false
+bytemode = true
+dq_rate_estimator = true
+[link.policer]
+rate = "10mbit"
+burst = "100kb"
+"#;
+
+/// The PIE parameters [`PIE_AND_POLICER_TABLES`] sets.
+pub fn pie_set_by_table() -> cclab_path::PieParams {
+    cclab_path::PieParams {
+        target_ns: 20_000_000,
+        tupdate_ns: 30_000_000,
+        alpha: 3,
+        beta: 25,
+        max_burst_ns: 100_000_000,
+        ecn: false,
+        bytemode: true,
+        dq_rate_estimator: true,
+    }
+}
+
 pub fn load(text: &str) -> ScenarioFile {
     ScenarioFile::from_str(text, "t.toml").unwrap_or_else(|e| panic!("{e}\n--- text ---\n{text}"))
 }

@@ -66,26 +66,14 @@ loss_unit = "gso"
 jitter = "1ms"
 reorder = true
 ack_aggregation = "2ms"
-[link.aqm]
-kind = "pie"
-target = "20ms"
-tupdate = "30ms"
-alpha = 3
-beta = 25
-max_burst = "100ms"
-ecn = false
-bytemode = true
-dq_rate_estimator = true
-[link.policer]
-rate = "10mbit"
-burst = "100kb"
-[link.shaper]
+{}[link.shaper]
 rate = "20mbit"
 burst = 3000
 [[flows]]
 cc = ["cubic", "bbr"]
 "#,
-        toml_str(trace)
+        toml_str(trace),
+        crate::common::PIE_AND_POLICER_TABLES
     );
     let sweeps = r#"name = "gen-path-sweeps"
 duration = "10s"

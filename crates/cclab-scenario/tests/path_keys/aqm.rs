@@ -193,6 +193,8 @@ fn aqm_every_discipline_lists_its_parameters() {
                 cclab_path::SettingKind::Time { .. } => "\"3ms\"".to_string(),
                 cclab_path::SettingKind::Int { min, .. } => min.to_string(),
                 cclab_path::SettingKind::Bool => "true".to_string(),
+                cclab_path::SettingKind::Rate => "\"10mbit\"".to_string(),
+                cclab_path::SettingKind::Size => "\"64kb\"".to_string(),
             };
             let (kind, k) = (aqm.name, s.name);
             let text = with_tables(&format!("[link.aqm]\nkind = \"{kind}\"\n{k} = {v}"));

@@ -1,17 +1,20 @@
 //! `to_toml_string` writes every path key so that it loads back to an equal scenario, and
 //! leaves a plain link plain.
 
-use cclab_path::{AqmDesc, LossUnit, PieParams};
+use cclab_path::{AqmDesc, LossUnit};
 use cclab_scenario::*;
 
-use crate::common::{one, one_of, with_link, TempDir, BASE};
+use crate::common::{
+    one, one_of, pie_set_by_table, with_link, TempDir, BASE, PIE_AND_POLICER_TABLES,
+};
 use crate::{assert_round_trip, with_tables, SCHEDULE, TRACE, TRACE_BPS};
 
 #[test]
 fn every_new_key_round_trips() {
     let dir = TempDir::new("rt");
     dir.write("traces/x.trace", TRACE);
-    let text = r#"name = "everything"
+    let text = format!(
+        r#"name = "everything"
 duration = "30s"
 [link]
 trace = "traces/x.trace"
@@ -22,25 +25,13 @@ loss_unit = "gso"
 jitter = "1500us"
 reorder = true
 ack_aggregation = "4ms"
-[link.aqm]
-kind = "pie"
-target = "20ms"
-tupdate = "30ms"
-alpha = 3
-beta = 25
-max_burst = "100ms"
-ecn = false
-bytemode = true
-dq_rate_estimator = true
-[link.policer]
-rate = "10mbit"
-burst = "100kb"
-[link.shaper]
+{PIE_AND_POLICER_TABLES}[link.shaper]
 rate = "20mbit"
 [[flows]]
 cc = "bbr"
-"#;
-    let path = dir.write("every.toml", text);
+"#
+    );
+    let path = dir.write("every.toml", &text);
     let s = one_of(&ScenarioFile::from_file(&path).unwrap_or_else(|e| panic!("{e}")));
     let l = &s.link;
     assert_eq!(l.path.rate_bps, TRACE_BPS as f64);
@@ -49,19 +40,7 @@ cc = "bbr"
         (l.path.jitter_ns, l.path.reorder, l.path.ack_aggregation_ns),
         (1_500_000, true, 4_000_000)
     );
-    assert_eq!(
-        l.path.aqm,
-        AqmDesc::from(PieParams {
-            target_ns: 20_000_000,
-            tupdate_ns: 30_000_000,
-            alpha: 3,
-            beta: 25,
-            max_burst_ns: 100_000_000,
-            ecn: false,
-            bytemode: true,
-            dq_rate_estimator: true,
-        })
-    );
+    assert_eq!(l.path.aqm, AqmDesc::from(pie_set_by_table()));
     assert_eq!(l.path.policer.as_ref().unwrap().burst_bytes, 100_000);
     assert_eq!(l.path.shaper.as_ref().unwrap().burst_bytes, 65_536);
     // desc() is the LinkSpec's path with the buffer resolved.

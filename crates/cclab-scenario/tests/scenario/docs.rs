@@ -1,5 +1,6 @@
 //! The format reference stays true: docs/scenarios.md's examples parse, and its tables of
-//! controllers and of `[link.aqm]` settings follow the registries.
+//! controllers, of `[link.aqm]` settings and of the token buckets' settings follow the
+//! registries.
 
 use cclab_scenario::*;
 use serde_json::json;
@@ -120,18 +121,7 @@ fn docs_list_every_registered_controller_and_parameter() {
 /// default in its column and nothing where it does not take the setting.
 #[test]
 fn docs_list_every_declared_aqm_setting_with_its_default() {
-    use cclab_path::SettingValue;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenarios.md");
-    let doc = std::fs::read_to_string(path).expect("docs/scenarios.md");
-    let table: Vec<Vec<String>> = doc
-        .split("The `[link.aqm]` parameters")
-        .nth(1)
-        .expect("the [link.aqm] table")
-        .lines()
-        .skip_while(|l| !l.starts_with('|'))
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
-        .collect();
+    let table = doc_table("The `[link.aqm]` parameters");
     let aqms: Vec<&cclab_path::Aqm> = cclab_path::AQMS
         .iter()
         .filter(|a| !a.settings.is_empty())
@@ -143,11 +133,6 @@ fn docs_list_every_declared_aqm_setting_with_its_default() {
         "columns: {:?}",
         table[0]
     );
-    let shown = |v: SettingValue| match v {
-        SettingValue::Time(ns) => format!("{} ms", ns / 1_000_000),
-        SettingValue::Int(i) => i.to_string(),
-        SettingValue::Bool(b) => b.to_string(),
-    };
     let mut rows = 0;
     for row in &table[2..] {
         let key = row[1].trim_matches('`');
@@ -157,7 +142,7 @@ fn docs_list_every_declared_aqm_setting_with_its_default() {
                 .settings
                 .iter()
                 .find(|s| s.name == key)
-                .map(|s| shown(s.default))
+                .map(shown_default)
                 .unwrap_or_default();
             declared |= !want.is_empty();
             assert_eq!(
@@ -178,4 +163,59 @@ fn docs_list_every_declared_aqm_setting_with_its_default() {
         .flat_map(|a| a.settings.iter().map(|s| s.name))
         .collect();
     assert_eq!(rows, keys.len(), "a row per declared setting: {keys:?}");
+}
+
+/// A setting's default as the docs' tables show it: a time in ms, a number or flag as it
+/// is, `required`, or how a derived one is worked out.
+fn shown_default(s: &cclab_path::Setting) -> String {
+    use cclab_path::{SettingDefault, SettingValue};
+    match s.default {
+        SettingDefault::Value(SettingValue::Time(ns)) => format!("{} ms", ns / 1_000_000),
+        SettingDefault::Value(SettingValue::Int(i)) => i.to_string(),
+        SettingDefault::Value(SettingValue::Bool(b)) => b.to_string(),
+        SettingDefault::Required => "required".into(),
+        SettingDefault::Derived(d) => d.doc.into(),
+    }
+}
+
+/// The cells of each row of the first table in docs/scenarios.md after `heading`.
+fn doc_table(heading: &str) -> Vec<Vec<String>> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenarios.md");
+    let doc = std::fs::read_to_string(path).expect("docs/scenarios.md");
+    doc.split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("docs/scenarios.md has no {heading}"))
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+/// docs/scenarios.md's table of token-bucket settings follows the declarations
+/// (`cclab_path::TokenBucket::SETTINGS`): a row per setting in order, with its default
+/// (derived ones in words); and `[link]`'s row of each bucket (`cclab_path::BUCKETS`) says
+/// what it is as the bucket declares.
+#[test]
+fn docs_list_every_declared_bucket_setting_with_its_default() {
+    let table = doc_table("The `[link.policer]` and `[link.shaper]` settings");
+    let rows: Vec<(&str, &str)> = table[2..]
+        .iter()
+        .map(|r| (r[1].trim_matches('`'), r[2].as_str()))
+        .collect();
+    let declared: Vec<(&str, String)> = cclab_path::TokenBucket::SETTINGS
+        .iter()
+        .map(|s| (s.name, shown_default(s)))
+        .collect();
+    let declared: Vec<(&str, &str)> = declared.iter().map(|(k, d)| (*k, d.as_str())).collect();
+    assert_eq!(rows, declared);
+    let link = doc_table("### `[link]`");
+    for b in cclab_path::BUCKETS {
+        assert_eq!(b.settings, cclab_path::TokenBucket::SETTINGS, "{}", b.name);
+        let row = link
+            .iter()
+            .find(|r| r[1] == format!("`{}`", b.name))
+            .unwrap_or_else(|| panic!("docs/scenarios.md: no [link] row for {}", b.name));
+        assert!(row[4].starts_with(b.help), "{}: {}", b.name, row[4]);
+    }
 }

@@ -4,42 +4,32 @@
 use super::compare::{compare_point, summarize};
 use super::report::flow_label;
 use super::*;
-use cclab_results::{FlowResult, LinkResult, Percentiles};
+use cclab_results::testing::RunBuilder;
+
+/// A BBR flow with this goodput, retransmitted share and RTT (every percentile), added to `b`.
+fn with_flow(b: RunBuilder, goodput: f64, retrans: f64, rtt: f64) -> RunBuilder {
+    b.flow("bbr", goodput)
+        .retrans_ratio(retrans)
+        .rtt_ms(rtt, rtt, rtt, rtt)
+}
+
+/// A run of seed 1 over 1 s with one such flow.
+fn run(goodput: f64, retrans: f64, rtt: f64) -> RunBuilder {
+    with_flow(
+        RunBuilder::new().seed(1).duration(1.0),
+        goodput,
+        retrans,
+        rtt,
+    )
+    .jain(1.0)
+}
 
 fn run_with(goodput: f64, retrans: f64, rtt: f64) -> RunResult {
-    RunResult {
-        params: Default::default(),
-        seed: 1,
-        duration_s: 1.0,
-        flows: vec![FlowResult {
-            cc: "bbr".into(),
-            goodput_bps: goodput,
-            retrans_ratio: retrans,
-            rtt_ms: Percentiles {
-                min: rtt,
-                p50: rtt,
-                p95: rtt,
-                p99: rtt,
-            },
-            ..Default::default()
-        }],
-        link: LinkResult::default(),
-        jain: 1.0,
-        reference: None,
-        series: None,
-        lab: None,
-        ..Default::default()
-    }
+    run(goodput, retrans, rtt).build()
 }
 
 fn two_flows(a: f64, b: f64) -> RunResult {
-    let mut r = run_with(a, 0.01, 10.0);
-    let mut f = r.flows[0].clone();
-    f.id = 1;
-    f.goodput_bps = b;
-    f.retrans_ratio = 0.02;
-    r.flows.push(f);
-    r
+    with_flow(run(a, 0.01, 10.0), b, 0.02, 10.0).build()
 }
 
 #[test]
@@ -93,17 +83,9 @@ fn the_simulator_value_is_its_median_over_seeds() {
 
 #[test]
 fn disturbed_kernel_runs_are_left_out_with_their_seeds() {
-    use cclab_results::LabConditions;
-    let with = |mut r: RunResult, seed: u64, steal_ms: f64| {
-        r.seed = seed;
-        r.duration_s = 20.0;
-        r.lab = Some(LabConditions {
-            steal_ms: Some(steal_ms),
-            cpus: 2,
-            element_stalls: 0,
-            retries: 0,
-        });
-        r
+    // A kernel run of `seed` over 20 s that lost `steal_ms` of CPU time over 2 CPUs.
+    let with = |r: RunBuilder, seed: u64, steal_ms: f64| {
+        r.seed(seed).duration(20.0).lab(steal_ms, 2, 0).build()
     };
     // Seed 2's kernel run lost 22% of the CPU and its figure went the other way.
     let sim = [
@@ -112,9 +94,9 @@ fn disturbed_kernel_runs_are_left_out_with_their_seeds() {
         run_with(83.0, 0.01, 34.0),
     ];
     let k = [
-        with(run_with(82.0, 0.01, 34.0), 1, 300.0),
-        with(run_with(30.0, 0.01, 26.0), 2, 8900.0),
-        with(run_with(83.0, 0.01, 34.0), 3, 500.0),
+        with(run(82.0, 0.01, 34.0), 1, 300.0),
+        with(run(30.0, 0.01, 26.0), 2, 8900.0),
+        with(run(83.0, 0.01, 34.0), 3, 500.0),
     ];
     let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) =
         (sim.iter().collect(), k.iter().collect());
@@ -137,7 +119,7 @@ fn disturbed_kernel_runs_are_left_out_with_their_seeds() {
         (sim.iter().collect(), k.iter().collect());
     assert!(leave_out_disturbed(&mut sr, &mut kr, true)[0].2);
     assert_eq!((sr.len(), kr.len()), (3, 3));
-    let all_bad = [with(run_with(30.0, 0.01, 26.0), 1, 9000.0)];
+    let all_bad = [with(run(30.0, 0.01, 26.0), 1, 9000.0)];
     let (mut sr, mut kr): (Vec<&RunResult>, Vec<&RunResult>) =
         (sim[..1].iter().collect(), all_bad.iter().collect());
     assert!(leave_out_disturbed(&mut sr, &mut kr, false)[0].2);
