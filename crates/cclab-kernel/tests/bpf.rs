@@ -5,22 +5,23 @@ use cclab_kernel::*;
 use cclab_scenario::{Buffer, FlowSpec, LinkSpec, Scenario};
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-static LAB: Mutex<()> = Mutex::new(());
-
+/// The lab lock, or None after saying why not: [`testing::lab_lock`], and none of `ccs`
+/// registered already (a BPF test loads them itself).
 fn lab(test: &str, ccs: &[&str]) -> Option<MutexGuard<'static, ()>> {
-    let why = lab_unavailable(ccs).or_else(|| {
-        ccs.iter()
-            .find(|cc| cclab_sys::available_ccs().iter().any(|a| a == *cc))
-            .map(|cc| format!("{cc} is registered already (the kernel's own or another run's)"))
-    });
-    if let Some(why) = why {
-        let _ = writeln!(std::io::stderr(), "SKIP {test}: {why}");
+    let taken = ccs
+        .iter()
+        .find(|cc| cclab_sys::available_ccs().iter().any(|a| a == *cc));
+    if let Some(cc) = taken {
+        testing::skip(
+            test,
+            &format!("{cc} is registered already (the kernel's own or another run's)"),
+        );
         return None;
     }
-    Some(LAB.lock().unwrap_or_else(|e| e.into_inner()))
+    testing::lab_lock(test, ccs)
 }
 
 /// The run up to three times while the machine disturbed it (as `cclab run --backend kernel`
