@@ -15,7 +15,9 @@ fn code_spans(line: &str) -> Vec<&str> {
 
 fn is_path(s: &str) -> bool {
     !s.contains(' ')
-        && (s.starts_with("crates/") || s.starts_with("docs/") || s.starts_with("tools/"))
+        && ["crates/", "docs/", "tools/", "bpf/"]
+            .iter()
+            .any(|p| s.starts_with(p))
 }
 
 #[test]
