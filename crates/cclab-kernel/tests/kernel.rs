@@ -527,7 +527,7 @@ fn unknown_cc_is_a_one_line_error() {
         return;
     }
     let e = run_scenario(
-        &scenario(10e6, 10.0, 1.0, 0.0, "vegas", 1.0),
+        &scenario(10e6, 10.0, 1.0, 0.0, "westwood", 1.0),
         &KernelOptions::default(),
     )
     .unwrap_err();
@@ -535,7 +535,7 @@ fn unknown_cc_is_a_one_line_error() {
     assert!(matches!(e, KernelError::CcUnavailable { .. }));
     assert!(!msg.contains('\n'));
     assert!(
-        msg.contains("\"vegas\"") && msg.contains("it has:"),
+        msg.contains("\"westwood\"") && msg.contains("it has:"),
         "{msg}"
     );
     for cc in available_ccs() {
