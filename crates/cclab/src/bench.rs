@@ -402,3 +402,82 @@ pub fn report_load(exe: &Path, browser: &Path, repeats: u32) -> Result<ReportLoa
         met_target: load_ms <= REPORT_TARGET_MS,
     })
 }
+
+/// The CLI case: a 1 s, 10 Mbit/s scenario run through `cclab run` again and again.
+pub const CLI_SCENARIO: &str = r#"
+name = "one-second"
+duration = "1s"
+[link]
+rate = "10mbit"
+rtt = "20ms"
+buffer = "1bdp"
+[[flows]]
+cc = "cubic"
+"#;
+
+/// Most a `cclab run` may take above its simulation's own time (issue #33: no fixed wait).
+pub const CLI_TARGET_MS: f64 = 10.0;
+
+/// The CLI case measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct CliOverhead {
+    pub name: String,
+    pub runs: u32,
+    /// Mean wall time of one `cclab run -q` of the scenario, ms.
+    pub per_run_ms: f64,
+    /// The same scenario planned and run inside this process (best of 5), ms.
+    pub simulation_ms: f64,
+    /// `per_run_ms - simulation_ms`: starting the program, reading the file, printing.
+    pub overhead_ms: f64,
+    pub target_ms: f64,
+    pub met_target: bool,
+}
+
+/// Runs [`CLI_SCENARIO`] `runs` times through `exe run -q` (one after another, output
+/// discarded) and in this process, and reports what the command adds to the simulation.
+pub fn cli_overhead(exe: &Path, runs: u32) -> Result<CliOverhead, String> {
+    let dir = crate::tools::TempDir::new("bench-cli")
+        .map_err(|e| format!("cannot make a directory for the scenario: {e}"))?;
+    let scenario = dir.path().join("one-second.toml");
+    std::fs::write(&scenario, CLI_SCENARIO)
+        .map_err(|e| format!("cannot write {}: {e}", scenario.display()))?;
+    let opts = crate::runner::RunOptions::default();
+    let mut simulation_s = f64::INFINITY;
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let plan = crate::runner::plan(&scenario.display().to_string(), &opts)
+            .map_err(|e| e.to_string())?;
+        crate::runner::execute(std::slice::from_ref(&plan), &opts).map_err(|e| e.to_string())?;
+        simulation_s = simulation_s.min(t.elapsed().as_secs_f64());
+    }
+    let runs = runs.max(1);
+    let t = std::time::Instant::now();
+    for _ in 0..runs {
+        let out = std::process::Command::new(exe)
+            .arg("run")
+            .arg(&scenario)
+            .arg("-q")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the CLI case's run failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    let per_run_ms = t.elapsed().as_secs_f64() * 1e3 / runs as f64;
+    let simulation_ms = simulation_s * 1e3;
+    let overhead_ms = (per_run_ms - simulation_ms).max(0.0);
+    Ok(CliOverhead {
+        name: format!("cclab run of a 1 s scenario, x{runs}"),
+        runs,
+        per_run_ms,
+        simulation_ms,
+        overhead_ms,
+        target_ms: CLI_TARGET_MS,
+        met_target: overhead_ms <= CLI_TARGET_MS,
+    })
+}

@@ -27,7 +27,8 @@ fn the_recipes_name_files_and_names_that_exist() {
     for line in doc.lines() {
         let spans = code_spans(line);
         for (i, span) in spans.iter().enumerate() {
-            if !is_path(span) || span.contains("NAME") {
+            // A template (NAME) or a glob (`bpf/*.bpf.c`) names no one file.
+            if !is_path(span) || span.contains("NAME") || span.contains('*') {
                 continue;
             }
             let file = root().join(span);

@@ -45,6 +45,7 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Error> {
     // The report case runs after the simulator's; its figures are not in the simulator
     // cases' JSON array (a list of simulator measurements), only alone (--case report).
     let mut report = !a.json;
+    let mut cli = !a.json;
     if let Some(text) = &a.case {
         if cases.iter().any(|c| c.name == text.as_str()) {
             cases.retain(|c| c.name == text.as_str());
@@ -52,10 +53,11 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Error> {
             cases.retain(|c| c.name.contains(text.as_str()));
         }
         report = "report".contains(text.as_str()) && cases.is_empty();
-        if cases.is_empty() && !report {
+        cli = "cli".contains(text.as_str()) && cases.is_empty() && !report;
+        if cases.is_empty() && !report && !cli {
             let names: Vec<_> = bench::cases().iter().map(|c| c.name).collect();
             return Err(Error::new(format!(
-                "no bench case's name contains {text:?}; the cases are: {}, report",
+                "no bench case's name contains {text:?}; the cases are: {}, report, cli",
                 names.join(", ")
             )));
         }
@@ -67,6 +69,9 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Error> {
             ));
         }
         return bench_instructions(&a, &cases);
+    }
+    if cases.is_empty() && cli {
+        return bench_cli(&a);
     }
     if cases.is_empty() {
         return bench_report(&a);
@@ -123,8 +128,41 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Error> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&results).expect("json"));
     }
+    if cli {
+        bench_cli(&a)?;
+    }
     if report {
         bench_report(&a)?;
+    }
+    Ok(())
+}
+
+/// `cclab bench`'s CLI case: what `cclab run` adds to a 1 s scenario's simulation, over 100
+/// runs (no fixed wait: issue #33).
+fn bench_cli(a: &BenchArgs) -> Result<(), Error> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
+    let tty = std::io::stderr().is_terminal();
+    if !a.json && tty {
+        eprint!("running a 1 s scenario through `cclab run` 100 times ...");
+    }
+    let m = bench::cli_overhead(&exe, 100).map_err(Error::new);
+    if !a.json && tty {
+        eprint!("\x1b[2K\r");
+    }
+    let m = m?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&m).expect("json"));
+    } else {
+        println!(
+            "{:<32} {:>7.1} ms per run, {:.1} ms above its simulation ({:.1} ms; target {} ms) {}",
+            m.name,
+            m.per_run_ms,
+            m.overhead_ms,
+            m.simulation_ms,
+            m.target_ms,
+            if m.met_target { "ok" } else { "SLOW" }
+        );
     }
     Ok(())
 }
