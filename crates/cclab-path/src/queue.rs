@@ -21,6 +21,8 @@ use crate::Nanos;
 pub struct Queued<P> {
     pub pkt: P,
     pub enqueued: Nanos,
+    /// Which of its sub-queues it left ([`Queue::subqueues`]); 0 for a single queue.
+    pub sub: u8,
 }
 
 /// A queue discipline (see the module docs). The byte limit (`link.buffer`) is the queue's
@@ -53,6 +55,18 @@ pub trait Queue<P: Packet>: Send {
         false
     }
 
+    /// The names of its sub-queues (a dual queue's `"l"` and `"c"`), by [`Queued::sub`];
+    /// none for a single queue.
+    fn subqueues(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// `pkt` found the wire free and the queue empty and went on the wire without waiting
+    /// (as if enqueued and dequeued at once): the sub-queue it counts in ([`Queued::sub`]).
+    fn sent_at_once(&mut self, _pkt: &P) -> u8 {
+        0
+    }
+
     /// Its counters: `"dropped"` (the buffer was full), `"dropped_aqm"`, `"marked_aqm"`, and
     /// any of its own.
     fn counters(&self) -> Vec<(&'static str, u64)>;
@@ -76,6 +90,12 @@ impl<P: Packet> Queue<P> for Box<dyn Queue<P>> {
     }
     fn takes_gso(&self) -> bool {
         (**self).takes_gso()
+    }
+    fn subqueues(&self) -> &'static [&'static str] {
+        (**self).subqueues()
+    }
+    fn sent_at_once(&mut self, pkt: &P) -> u8 {
+        (**self).sent_at_once(pkt)
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         (**self).counters()
