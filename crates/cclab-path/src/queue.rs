@@ -11,7 +11,8 @@
 //! A queue has no clock and no rate: the link asks it for the next packet when the wire is
 //! free (the time is passed in), as HTB dequeues its leaf when it has tokens. An AQM decides
 //! there what to drop or mark (CoDel, FQ-CoDel), or at enqueue (PIE). One file each under
-//! `elements/`: [`crate::elements::Fifo`] (drop-tail), CoDel, FQ-CoDel, PIE.
+//! `elements/`: [`crate::elements::Fifo`] (drop-tail), CoDel, FQ-CoDel, PIE, DualPI2 (two
+//! queues in one, whose delays are kept apart: [`Queue::subqueues`]).
 
 use crate::element::Packet;
 use crate::Nanos;

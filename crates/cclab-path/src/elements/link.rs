@@ -1,6 +1,6 @@
 //! The bottleneck: a link that sends at its rate ([`Rate`]: fixed, a schedule or a trace)
-//! what its queue discipline ([`Queue`]: drop-tail, CoDel, FQ-CoDel, PIE) hands it, like an
-//! HTB class and its child qdisc on a router's egress.
+//! what its queue discipline ([`Queue`]: drop-tail, CoDel, FQ-CoDel, PIE, DualPI2) hands it,
+//! like an HTB class and its child qdisc on a router's egress.
 //!
 //! When the wire is free the link asks its queue for the next packet (an AQM drops or marks
 //! there); a packet that finds the wire free and the queue empty goes on the wire at once.
