@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn every_discipline_declares_its_settings_and_describes_itself() {
         let names: Vec<&str> = AQMS.iter().map(|a| a.name).collect();
-        assert_eq!(names, ["droptail", "codel", "fq_codel", "pie"]);
+        assert_eq!(names, ["droptail", "codel", "fq_codel", "pie", "dualpi2"]);
         for a in AQMS {
             // Defaults: the description built from nothing given is the default one, and
             // its values are the declared defaults, one per setting, in order.

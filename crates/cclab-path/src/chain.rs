@@ -60,6 +60,12 @@ impl<P: Packet> Chain<P> {
             .collect()
     }
 
+    /// The sub-queues of the element at position `j` ([`Element::subqueues`]): none unless
+    /// its queue has several.
+    pub fn subqueues(&self, j: usize) -> &'static [&'static str] {
+        self.els[j].subqueues()
+    }
+
     /// Position of the element called `name`.
     pub fn position(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| *n == name)

@@ -51,6 +51,16 @@ pub trait Packet: Sized {
     fn is_ect(&self) -> bool {
         false
     }
+    /// Its IP header's ECN field: 0 Not-ECT, 1 ECT(1) (the L4S identifier, RFC 9331), 2
+    /// ECT(0), 3 CE. A dual queue (DualPI2) classifies by it. By default ECT(0) if
+    /// ECN-capable ([`Self::is_ect`]).
+    fn ecn_field(&self) -> u8 {
+        if self.is_ect() {
+            2
+        } else {
+            0
+        }
+    }
     /// Set Congestion Experienced (called only on an ECN-capable packet; a GSO packet marks
     /// every segment, as its one IP header is copied to each).
     fn set_ce(&mut self) {}
@@ -72,6 +82,9 @@ pub struct Departure<P> {
     pub pkt: P,
     /// Time it waited in the element's queue before being served (0 for a delay).
     pub sojourn: Nanos,
+    /// Which of the element's sub-queues it waited in ([`Element::subqueues`]); 0 when it
+    /// has none.
+    pub sub: u8,
 }
 
 /// One element of a path. See the module docs for the mapping onto `Qdisc_ops`.
@@ -119,6 +132,12 @@ pub trait Element<P: Packet>: Send {
     /// (backends keep percentiles and a time series of it per such element).
     fn queues(&self) -> bool {
         false
+    }
+
+    /// The names of the queues inside its queue (DualPI2's `"l"` and `"c"`), whose delays
+    /// backends keep apart as well (by [`Departure::sub`]); none for a single queue.
+    fn subqueues(&self) -> &'static [&'static str] {
+        &[]
     }
 
     /// The run's time zero is `t0` in the caller's clock (rate schedules and traces, periodic

@@ -42,9 +42,10 @@ pub use aqm::{Aqm, AqmDesc, AqmParams};
 pub use chain::{Chain, Observer};
 pub use element::{Departure, Element, Packet};
 pub use elements::{
-    gilbert_to_bad, AckAggregation, Bucket, Codel, CodelParams, Delay, DelayLine, DropTail, Fifo,
-    FifoParams, FqCodel, FqCodelParams, Link, Pie, PieParams, Policer, RandomLoss, Rate, RateDesc,
-    Shaper, TokenBucket, TraceDesc, AQMS, BUCKETS, POLICER, SHAPER, TRACE_OPPORTUNITY_BYTES,
+    gilbert_to_bad, AckAggregation, Bucket, Codel, CodelParams, Delay, DelayLine, DropTail,
+    DualPi2, DualPi2Params, Fifo, FifoParams, FqCodel, FqCodelParams, Link, Pie, PieParams,
+    Policer, RandomLoss, Rate, RateDesc, Shaper, TokenBucket, TraceDesc, AQMS, BUCKETS, POLICER,
+    SHAPER, TRACE_OPPORTUNITY_BYTES,
 };
 pub use factory::{streams, LinkDesc, LossUnit, PathDesc, BOTTLENECK};
 pub use queue::{Queue, Queued};

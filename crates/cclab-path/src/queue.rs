@@ -11,7 +11,8 @@
 //! A queue has no clock and no rate: the link asks it for the next packet when the wire is
 //! free (the time is passed in), as HTB dequeues its leaf when it has tokens. An AQM decides
 //! there what to drop or mark (CoDel, FQ-CoDel), or at enqueue (PIE). One file each under
-//! `elements/`: [`crate::elements::Fifo`] (drop-tail), CoDel, FQ-CoDel, PIE.
+//! `elements/`: [`crate::elements::Fifo`] (drop-tail), CoDel, FQ-CoDel, PIE, DualPI2 (two
+//! queues in one, whose delays are kept apart: [`Queue::subqueues`]).
 
 use crate::element::Packet;
 use crate::Nanos;
@@ -21,6 +22,8 @@ use crate::Nanos;
 pub struct Queued<P> {
     pub pkt: P,
     pub enqueued: Nanos,
+    /// Which of its sub-queues it left ([`Queue::subqueues`]); 0 for a single queue.
+    pub sub: u8,
 }
 
 /// A queue discipline (see the module docs). The byte limit (`link.buffer`) is the queue's
@@ -53,6 +56,18 @@ pub trait Queue<P: Packet>: Send {
         false
     }
 
+    /// The names of its sub-queues (a dual queue's `"l"` and `"c"`), by [`Queued::sub`];
+    /// none for a single queue.
+    fn subqueues(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// `pkt` found the wire free and the queue empty and went on the wire without waiting
+    /// (as if enqueued and dequeued at once): the sub-queue it counts in ([`Queued::sub`]).
+    fn sent_at_once(&mut self, _pkt: &P) -> u8 {
+        0
+    }
+
     /// Its counters: `"dropped"` (the buffer was full), `"dropped_aqm"`, `"marked_aqm"`, and
     /// any of its own.
     fn counters(&self) -> Vec<(&'static str, u64)>;
@@ -76,6 +91,12 @@ impl<P: Packet> Queue<P> for Box<dyn Queue<P>> {
     }
     fn takes_gso(&self) -> bool {
         (**self).takes_gso()
+    }
+    fn subqueues(&self) -> &'static [&'static str] {
+        (**self).subqueues()
+    }
+    fn sent_at_once(&mut self, pkt: &P) -> u8 {
+        (**self).sent_at_once(pkt)
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         (**self).counters()

@@ -437,6 +437,20 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
         if !shaper.is_empty() {
             other.push_str(&format!(", shaper delay p50 {}", agg(shaper, units::ms)));
         }
+        // A dual queue (DualPI2): each queue's delay.
+        let sub = |k: &str| -> Vec<f64> {
+            g.iter()
+                .filter_map(|r| r.link.queues.get(k).map(|q| q.p99))
+                .collect()
+        };
+        let (l, c) = (sub("data.queue.l"), sub("data.queue.c"));
+        if !l.is_empty() && !c.is_empty() {
+            other.push_str(&format!(
+                ", L / C queue delay p99 {} / {}",
+                agg(l, units::ms),
+                agg(c, units::ms)
+            ));
+        }
         link_lines.push(format!(
             "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}, jain {}",
             i + 1,
@@ -689,6 +703,37 @@ mod tests {
         // Bulk flows are never unfinished.
         let t = render(&doc(vec![run(1, 0.0, 8e6)]), "title");
         assert!(!t.contains("unfinished") && !t.contains("warning"), "{t}");
+    }
+
+    #[test]
+    fn a_dual_queue_s_link_line_shows_each_queue_s_delay() {
+        let dual = |seed: u64, l99: f64, c99: f64| {
+            let mut r = run(seed, 0.0, 10e6).link_rate(100e6).build();
+            for (k, p99) in [("data.queue.l", l99), ("data.queue.c", c99)] {
+                r.link.queues.insert(
+                    k.into(),
+                    cclab_results::QueuePercentiles {
+                        p50: p99 / 2.0,
+                        p95: p99,
+                        p99,
+                    },
+                );
+            }
+            r
+        };
+        let d = DocBuilder::new()
+            .cclab("t")
+            .scenario("s")
+            .runs(vec![dual(1, 1.2, 16.0), dual(2, 1.4, 17.0)])
+            .build();
+        let t = render(&d, "t");
+        assert!(
+            t.contains("L / C queue delay p99 1.30 ms [1.20-1.40] / 16.5 ms [16.0-17.0]"),
+            "{t}"
+        );
+        // A single queue has no such part.
+        let t = render(&doc(vec![run(1, 0.0, 10e6).link_rate(100e6)]), "t");
+        assert!(!t.contains("L / C"), "{t}");
     }
 
     #[test]

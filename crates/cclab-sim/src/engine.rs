@@ -53,6 +53,14 @@ impl Packet for DataPkt {
     fn is_ect(&self) -> bool {
         self.seg.ecn.is_ect()
     }
+    fn ecn_field(&self) -> u8 {
+        match self.seg.ecn {
+            Ecn::NotEct => 0,
+            Ecn::Ect1 => 1,
+            Ecn::Ect0 => 2,
+            Ecn::Ce => 3,
+        }
+    }
     /// A CE segment also ends a coalesced burst: GRO does not merge segments whose ECN
     /// field differs.
     fn set_ce(&mut self) {
@@ -136,11 +144,43 @@ pub struct Simulation {
     trace: Option<TraceWriter>,
 }
 
-/// The queueing delays of one queueing element: all of them, and their mean per series bin.
+/// The queueing delays of one queueing element: all of them, and their mean per series bin;
+/// the same for each of its sub-queues (by name), if its queue has several.
 #[derive(Default)]
 struct QueueStats {
     hist: Histogram,
     bins: DelayBins,
+    subs: Vec<(&'static str, QueueStats)>,
+}
+
+impl QueueStats {
+    fn record(&mut self, d: &Departure<DataPkt>) {
+        self.hist.record(d.sojourn);
+        self.bins.record(d.sojourn);
+        if let Some((_, s)) = self.subs.get_mut(d.sub as usize) {
+            s.hist.record(d.sojourn);
+            s.bins.record(d.sojourn);
+        }
+    }
+
+    fn close(&mut self) {
+        self.bins.close();
+        for (_, s) in &mut self.subs {
+            s.bins.close();
+        }
+    }
+
+    /// Its records by name: its own as `name` (`"data.queue"`), each sub-queue's as
+    /// `name.sub` (`"data.queue.l"`).
+    fn named(&self, name: String) -> Vec<(String, &QueueStats)> {
+        let mut v: Vec<(String, &QueueStats)> = self
+            .subs
+            .iter()
+            .map(|(k, s)| (format!("{name}.{k}"), s))
+            .collect();
+        v.insert(0, (name, self));
+        v
+    }
 }
 
 /// A data packet left element `j` of the path: a queue's departures give its queueing
@@ -153,8 +193,7 @@ fn left_element(
     d: &Departure<DataPkt>,
 ) {
     if let Some(Some(q)) = queues.get_mut(j) {
-        q.hist.record(d.sojourn);
-        q.bins.record(d.sojourn);
+        q.record(d);
     }
     if j == bottleneck {
         flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
@@ -249,7 +288,14 @@ impl Simulation {
         let mut queue_stats: Vec<Option<QueueStats>> =
             (0..data.names().len()).map(|_| None).collect();
         for j in data.queue_positions() {
-            queue_stats[j] = Some(QueueStats::default());
+            queue_stats[j] = Some(QueueStats {
+                subs: data
+                    .subqueues(j)
+                    .iter()
+                    .map(|&n| (n, QueueStats::default()))
+                    .collect(),
+                ..QueueStats::default()
+            });
         }
         let mut sim = Simulation {
             now: 0,
@@ -617,7 +663,7 @@ impl Simulation {
         self.t_s.push(t);
         self.link_queue.push(self.data.backlog_bytes() as f64);
         for q in self.queue_stats.iter_mut().flatten() {
-            q.bins.close();
+            q.close();
         }
         for fl in &mut self.flows {
             let d = fl.receiver.delivered_bytes();
@@ -703,7 +749,9 @@ impl Simulation {
                 .queue_stats
                 .iter()
                 .enumerate()
-                .filter_map(|(j, q)| q.as_ref().map(|q| (queue(j), q.hist.clone())))
+                .filter_map(|(j, q)| q.as_ref().map(|q| q.named(queue(j))))
+                .flatten()
+                .map(|(k, q)| (k, q.hist.clone()))
                 .collect(),
             forwarded_pkts: self.data.counter(BOTTLENECK, "forwarded"),
             forwarded_bytes: self.data.counter(BOTTLENECK, "forwarded_bytes"),
@@ -726,7 +774,9 @@ impl Simulation {
                 .queue_stats
                 .iter()
                 .enumerate()
-                .filter_map(|(j, q)| q.as_ref().map(|q| (queue(j), q.bins.bins_ms.clone())))
+                .filter_map(|(j, q)| q.as_ref().map(|q| q.named(queue(j))))
+                .flatten()
+                .map(|(k, q)| (k, q.bins.bins_ms.clone()))
                 .collect(),
             link_rate_bps: self.cfg.link.rate_series(&self.t_s),
         });

@@ -8,12 +8,47 @@ use cclab_path::Departure;
 use cclab_results::Histogram;
 use std::collections::BTreeMap;
 
-/// One queueing element's delays within the counting window.
+/// One queueing element's delays within the counting window (and each of its sub-queues',
+/// by name, if its queue has several).
 #[derive(Default)]
 pub(super) struct QueueTrack {
     pub(super) hist: Histogram,
     /// Per time-series bin from the run's time zero: (sum of delays ns, count).
     pub(super) bins: Vec<(f64, u64)>,
+    pub(super) subs: Vec<(&'static str, QueueTrack)>,
+}
+
+impl QueueTrack {
+    /// A track of a queue with these sub-queues.
+    pub(super) fn with_subs(names: &[&'static str]) -> Self {
+        QueueTrack {
+            subs: names.iter().map(|&n| (n, QueueTrack::default())).collect(),
+            ..QueueTrack::default()
+        }
+    }
+
+    fn record(&mut self, sojourn: u64, bin: Option<usize>) {
+        self.hist.record(sojourn);
+        if let Some(b) = bin {
+            if self.bins.len() <= b {
+                self.bins.resize(b + 1, (0.0, 0));
+            }
+            self.bins[b].0 += sojourn as f64;
+            self.bins[b].1 += 1;
+        }
+    }
+
+    /// Its tracks by name: its own as `name` (`"data.queue"`), each sub-queue's as
+    /// `name.sub` (`"data.queue.l"`).
+    pub(super) fn named(&self, name: String) -> Vec<(String, &QueueTrack)> {
+        let mut v: Vec<(String, &QueueTrack)> = self
+            .subs
+            .iter()
+            .map(|(k, s)| (format!("{name}.{k}"), s))
+            .collect();
+        v.insert(0, (name, self));
+        v
+    }
 }
 
 /// Where departures are recorded: the queues' tracks, the bottleneck's position, the run's
@@ -37,16 +72,14 @@ pub(super) fn record(
         return;
     }
     if let Some(Some(q)) = r.queues.get_mut(j) {
-        q.hist.record(d.sojourn);
-        if let Some(b) = d.at.saturating_sub(r.t0).checked_div(r.bin_ns) {
-            let b = b as usize;
-            if b < 1 << 20 {
-                if q.bins.len() <= b {
-                    q.bins.resize(b + 1, (0.0, 0));
-                }
-                q.bins[b].0 += d.sojourn as f64;
-                q.bins[b].1 += 1;
-            }
+        let bin =
+            d.at.saturating_sub(r.t0)
+                .checked_div(r.bin_ns)
+                .map(|b| b as usize)
+                .filter(|&b| b < 1 << 20);
+        q.record(d.sojourn, bin);
+        if let Some((_, s)) = q.subs.get_mut(d.sub as usize) {
+            s.record(d.sojourn, bin);
         }
     }
     if j == r.bottleneck {

@@ -78,7 +78,7 @@ pub fn run(
     let data = path.data_chain();
     let mut queues: Vec<Option<QueueTrack>> = (0..data.names().len()).map(|_| None).collect();
     for j in data.queue_positions() {
-        queues[j] = Some(QueueTrack::default());
+        queues[j] = Some(QueueTrack::with_subs(data.subqueues(j)));
     }
     let mut el = El {
         queues,
@@ -210,8 +210,8 @@ pub fn run(
     st.elements = d;
     let names = el.data.names();
     for (j, q) in el.queues.iter().enumerate() {
-        if let Some(q) = q {
-            let name = format!("data.{}", names[j]);
+        let Some(q) = q else { continue };
+        for (name, q) in q.named(format!("data.{}", names[j])) {
             st.queues.insert(name.clone(), q.hist.clone());
             st.queue_bins_ms.insert(
                 name,

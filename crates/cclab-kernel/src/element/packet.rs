@@ -133,6 +133,14 @@ impl Packet for Pkt {
     fn is_ect(&self) -> bool {
         self.data.len() >= self.vnet + 20 && self.data[self.vnet + 1] & 0x03 != 0
     }
+    /// The IPv4 header's ECN field (Not-ECT for a packet too short to have one).
+    fn ecn_field(&self) -> u8 {
+        if self.data.len() >= self.vnet + 20 {
+            self.data[self.vnet + 1] & 0x03
+        } else {
+            0
+        }
+    }
     /// Set CE in the IPv4 header and recompute its checksum (a GSO super-packet's header is
     /// copied to every segment, so all of them arrive marked).
     fn set_ce(&mut self) {

@@ -63,6 +63,7 @@ impl<P: Packet + Send> Element<P> for AckAggregation<P> {
                     at,
                     pkt,
                     sojourn: at - arrived,
+                    sub: 0,
                 })
             }
             _ => None,

@@ -361,7 +361,11 @@ impl<P: Packet + Send> Queue<P> for Codel<P> {
             pkt.mark_burst_broken();
             self.broken = false;
         }
-        Some(Queued { pkt, enqueued })
+        Some(Queued {
+            pkt,
+            enqueued,
+            sub: 0,
+        })
     }
 
     fn is_empty(&self) -> bool {

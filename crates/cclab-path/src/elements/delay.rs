@@ -196,6 +196,7 @@ impl<P> Delay<P> {
             at: h.due,
             pkt: h.pkt,
             sojourn: 0,
+            sub: 0,
         })
     }
 }
@@ -235,6 +236,7 @@ impl<P: Packet + Send> Element<P> for Delay<P> {
             at,
             pkt,
             sojourn: 0,
+            sub: 0,
         })
     }
 

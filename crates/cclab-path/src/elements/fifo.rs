@@ -79,7 +79,11 @@ impl<P: Packet + Send> Queue<P> for Fifo<P> {
     fn dequeue(&mut self, _now: Nanos) -> Option<Queued<P>> {
         let (pkt, enqueued) = self.queue.pop_front()?;
         self.backlog -= pkt.wire_len() as u64;
-        Some(Queued { pkt, enqueued })
+        Some(Queued {
+            pkt,
+            enqueued,
+            sub: 0,
+        })
     }
 
     fn is_empty(&self) -> bool {

@@ -434,7 +434,11 @@ impl<P: Packet + Send> Queue<P> for FqCodel<P> {
                 pkt.mark_burst_broken();
                 flow.broken = false;
             }
-            return Some(Queued { pkt, enqueued });
+            return Some(Queued {
+                pkt,
+                enqueued,
+                sub: 0,
+            });
         }
     }
 

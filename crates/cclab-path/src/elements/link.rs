@@ -1,6 +1,6 @@
 //! The bottleneck: a link that sends at its rate ([`Rate`]: fixed, a schedule or a trace)
-//! what its queue discipline ([`Queue`]: drop-tail, CoDel, FQ-CoDel, PIE) hands it, like an
-//! HTB class and its child qdisc on a router's egress.
+//! what its queue discipline ([`Queue`]: drop-tail, CoDel, FQ-CoDel, PIE, DualPI2) hands it,
+//! like an HTB class and its child qdisc on a router's egress.
 //!
 //! When the wire is free the link asks its queue for the next packet (an AQM drops or marks
 //! there); a packet that finds the wire free and the queue empty goes on the wire at once.
@@ -30,6 +30,8 @@ struct InService<P> {
     enqueued: Nanos,
     start: Nanos,
     done: Nanos,
+    /// The queue's sub-queue it waited in.
+    sub: u8,
 }
 
 /// A rate-limited link and its queue. Rates count whole IP packets.
@@ -77,13 +79,14 @@ impl<P: Packet + Send, Q: Queue<P>> Link<P, Q> {
         self
     }
 
-    fn start(&mut self, now: Nanos, pkt: P, enqueued: Nanos) {
+    fn start(&mut self, now: Nanos, pkt: P, enqueued: Nanos, sub: u8) {
         let done = self.rate.finish(now, pkt.wire_len());
         self.in_service = Some(InService {
             pkt,
             enqueued,
             start: now,
             done,
+            sub,
         });
     }
 
@@ -114,7 +117,8 @@ impl<P: Packet + Send, Q: Queue<P>> Link<P, Q> {
     /// Returns whether it was taken in.
     fn admit(&mut self, now: Nanos, pkt: P) -> bool {
         if self.in_service.is_none() {
-            self.start(now, pkt, now);
+            let sub = self.queue.sent_at_once(&pkt);
+            self.start(now, pkt, now, sub);
             return true;
         }
         let extra = self.on_wire_waiting(now);
@@ -190,12 +194,13 @@ impl<P: Packet + Send, Q: Queue<P>> Element<P> for Link<P, Q> {
         if let Some(next) = self.queue.dequeue(done) {
             // Back to back: the next one starts when this one ended (or when it arrived, if
             // it was enqueued after the link had gone idle).
-            self.start(done.max(next.enqueued), next.pkt, next.enqueued);
+            self.start(done.max(next.enqueued), next.pkt, next.enqueued, next.sub);
         }
         Some(Departure {
             at: done,
             sojourn,
             pkt: s.pkt,
+            sub: s.sub,
         })
     }
 
@@ -213,6 +218,10 @@ impl<P: Packet + Send, Q: Queue<P>> Element<P> for Link<P, Q> {
 
     fn queues(&self) -> bool {
         true
+    }
+
+    fn subqueues(&self) -> &'static [&'static str] {
+        self.queue.subqueues()
     }
 
     fn start(&mut self, t0: Nanos) {

@@ -1,11 +1,12 @@
 //! The path elements, one file each: timed elements ([`crate::Element`]: loss, policer,
 //! shaper, the link, delay, ACK aggregation) and the link's queue disciplines
-//! ([`crate::Queue`]: FIFO, CoDel, FQ-CoDel, PIE) and rate ([`Rate`]); [`AQMS`], the
+//! ([`crate::Queue`]: FIFO, CoDel, FQ-CoDel, PIE, DualPI2) and rate ([`Rate`]); [`AQMS`], the
 //! registry of the queue disciplines.
 
 mod aggregate;
 mod codel;
 mod delay;
+mod dualpi2;
 mod fifo;
 mod fq_codel;
 mod link;
@@ -18,6 +19,7 @@ mod shaper;
 pub use aggregate::AckAggregation;
 pub use codel::{Codel, CodelParams};
 pub use delay::{Delay, DelayLine};
+pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fifo::{Fifo, FifoParams};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use link::{DropTail, Link};
@@ -40,5 +42,6 @@ crate::aqm::aqm_registry! {
         codel::CodelParams,
         fq_codel::FqCodelParams,
         pie::PieParams,
+        dualpi2::DualPi2Params,
     ];
 }

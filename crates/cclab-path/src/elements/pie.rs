@@ -435,7 +435,11 @@ impl<P: Packet + Send> Queue<P> for Pie<P> {
         let len = pkt.wire_len() as u64;
         self.backlog -= len;
         self.process_dequeue(now, enqueued, len);
-        Some(Queued { pkt, enqueued })
+        Some(Queued {
+            pkt,
+            enqueued,
+            sub: 0,
+        })
     }
 
     fn is_empty(&self) -> bool {

@@ -147,6 +147,7 @@ impl<P: Packet + Send> Element<P> for Shaper<P> {
             at,
             pkt,
             sojourn: at - arrived,
+            sub: 0,
         })
     }
 

@@ -216,10 +216,12 @@ pub(crate) fn run_charts<'a>(
         if !ts.queue_delay_ms.is_empty() && by_delay {
             for (name, v) in &ts.queue_delay_ms {
                 let label = name.strip_prefix("data.").unwrap_or(name);
-                let label = if label == "queue" {
-                    "bottleneck"
-                } else {
-                    label
+                let label = match label {
+                    "queue" => "bottleneck",
+                    // A dual queue's (DualPI2's) two queues.
+                    "queue.l" => "bottleneck L queue",
+                    "queue.c" => "bottleneck C queue",
+                    other => other,
                 };
                 lines.push((label.to_string(), v.clone()));
                 if overlay {
@@ -241,7 +243,11 @@ pub(crate) fn run_charts<'a>(
         for (k, (name, v)) in lines.into_iter().enumerate() {
             let mut l = TsLine::new(
                 &format!("{name}{}", suffix(r)),
-                if k == 0 { NEUTRAL } else { "#bc4c00" },
+                match k {
+                    0 => NEUTRAL,
+                    _ if name.starts_with("bottleneck L") => "#1f6feb",
+                    _ => "#bc4c00",
+                },
                 &ts.t_s,
                 v,
             );

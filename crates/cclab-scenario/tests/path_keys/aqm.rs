@@ -257,7 +257,10 @@ fn aqm_errors_name_the_key_and_the_fix() {
         &with_tables("[link.aqm]\nkind = \"fq_codel\"\ntupdate = \"5ms\""),
         10,
         "link.aqm.tupdate",
-        &["fq_codel has no parameter tupdate", "pie takes it"],
+        &[
+            "fq_codel has no parameter tupdate",
+            "pie and dualpi2 take it",
+        ],
     );
     assert_error(
         &with_tables("[link.aqm]\nkind = \"pie\"\ninterval = \"5ms\""),
@@ -291,7 +294,7 @@ fn aqm_errors_name_the_key_and_the_fix() {
         (
             "aqm = 5",
             "link.aqm",
-            "a queue discipline (droptail, codel, fq_codel, pie) or a [link.aqm] table",
+            "a queue discipline (droptail, codel, fq_codel, pie, dualpi2) or a [link.aqm] table",
         ),
         ("aqm = true", "link.aqm", "or a [link.aqm] table"),
         (

@@ -95,7 +95,7 @@ fn aqm_kind_sweep_rejects_a_parameter_no_kind_takes() {
         "link.aqm.tupdate",
         &[
             "none of the swept kinds (codel, fq_codel) has a parameter tupdate",
-            "pie takes it",
+            "pie and dualpi2 take it",
         ],
     );
     // Through an override too, which is refused and leaves the file as it was.
@@ -106,7 +106,7 @@ fn aqm_kind_sweep_rejects_a_parameter_no_kind_takes() {
         s.starts_with("t.toml: --set link.aqm.alpha=3: link.aqm.alpha"),
         "{s}"
     );
-    assert!(s.contains("pie takes it"), "{s}");
+    assert!(s.contains("pie and dualpi2 take it"), "{s}");
     assert_eq!(points(&f).len(), 2);
     // A parameter of one of the swept kinds is fine, also through an override.
     f.apply_override("link.aqm.flows=[16, 32]").unwrap();
