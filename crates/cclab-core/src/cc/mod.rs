@@ -47,6 +47,7 @@ pub mod bbr3;
 pub mod bbr_common;
 pub mod cubic;
 pub mod dctcp;
+pub mod prague;
 pub mod registry;
 pub mod reno;
 #[cfg(test)]
@@ -196,6 +197,7 @@ pub const CONTROLLERS: &[&Controller] = &[
     &bbr::CONTROLLER,
     &bbr3::CONTROLLER,
     &dctcp::CONTROLLER,
+    &prague::CONTROLLER,
 ];
 
 // ---- Helpers shared by loss-based controllers (Linux net/ipv4/tcp_cong.c) ----
