@@ -21,8 +21,10 @@
 //! sender and receiver: a controller only says whether it needs ECN
 //! ([`CongestionControl::needs_ecn`], `TCP_CONG_NEEDS_ECN`) and whether the receiver should
 //! echo every change of CE state at once ([`CongestionControl::wants_ce_events`],
-//! `TCP_CONG_WANTS_CE_EVENTS`, DCTCP's precise echo), and reads the ECE flag and the count
-//! of segments delivered with it (`TcpState::delivered_ce`, `RateSample::delivered_ce`).
+//! `TCP_CONG_WANTS_CE_EVENTS`, DCTCP's precise echo), whether its packets carry the L4S
+//! codepoint ECT(1) instead of ECT(0) ([`CongestionControl::ect1`], TCP Prague), and reads
+//! the ECE flag and the count of segments delivered with it (`TcpState::delivered_ce`,
+//! `RateSample::delivered_ce`).
 //!
 //! `undo_cwnd` runs when D-SACKs show that every retransmission of a recovery (or of the
 //! recovery after an RTO) was unneeded (`tcp_undo_cwnd_reduction()`, from
@@ -45,6 +47,7 @@ pub mod bbr3;
 pub mod bbr_common;
 pub mod cubic;
 pub mod dctcp;
+pub mod prague;
 pub mod registry;
 pub mod reno;
 #[cfg(test)]
@@ -174,6 +177,13 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// ECN-capable packets leave ECT(1), the L4S identifier (RFC 9331), instead of ECT(0)
+    /// (`TCP_CONG_WANTS_ECT_1`, which sets `TCP_ECN_ECT_1`; TCP Prague). Only on a connection
+    /// that negotiated ECN; an L4S sender's retransmissions stay ECN-capable, ECT(1) too.
+    fn ect1(&self) -> bool {
+        false
+    }
+
     /// Human-readable internal state for traces (e.g. `"STARTUP"`, `"PROBE_BW"`).
     fn mode_name(&self) -> &'static str {
         ""
@@ -187,6 +197,7 @@ pub const CONTROLLERS: &[&Controller] = &[
     &bbr::CONTROLLER,
     &bbr3::CONTROLLER,
     &dctcp::CONTROLLER,
+    &prague::CONTROLLER,
 ];
 
 // ---- Helpers shared by loss-based controllers (Linux net/ipv4/tcp_cong.c) ----

@@ -132,7 +132,8 @@
 //!
 //! ECN (RFC 3168 as Linux does it, [`SenderConfig::ecn`]): new data leaves ECT(0); a
 //! retransmission leaves not-ECT unless the controller needs ECN (`tcp_ecn_send()`, DCTCP
-//! keeps ECT). An ACK with ECE counts its newly delivered segments into `delivered_ce`
+//! keeps ECT). A controller that asks for ECT(1) (`CongestionControl::ect1`, TCP Prague)
+//! sends all its data, retransmissions too, as ECT(1) (`TCP_ECN_ECT_1`). An ACK with ECE counts its newly delivered segments into `delivered_ce`
 //! (`tcp_count_delivered()`), and in Open or Disorder state starts one window reduction
 //! (`tcp_enter_cwr()`): ssthresh from the controller, CWR state with PRR down to it, the CWR
 //! flag on the next new data segment, back to Open once an ACK covers more than what was

@@ -199,15 +199,18 @@ impl Sender {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         // `tcp_ecn_send()`: new data is ECN-capable and the first of it after a reduction
-        // carries CWR; a retransmission is not ECN-capable unless the controller needs ECN.
+        // carries CWR; a retransmission is not ECN-capable unless the controller needs ECN
+        // or is an L4S sender, whose every packet leaves ECT(1) (`TCP_ECN_ECT_1`).
         let mut ecn = Ecn::NotEct;
         let mut cwr = false;
         if self.tp.ecn_ok {
+            let l4s = self.cc.ect1();
+            let ect = if l4s { Ecn::Ect1 } else { Ecn::Ect0 };
             if !retrans {
-                ecn = Ecn::Ect0;
+                ecn = ect;
                 cwr = std::mem::take(&mut self.queue_cwr);
-            } else if self.cc.needs_ecn() {
-                ecn = Ecn::Ect0;
+            } else if l4s || self.cc.needs_ecn() {
+                ecn = ect;
             }
         }
         Segment {

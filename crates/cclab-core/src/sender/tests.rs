@@ -347,7 +347,7 @@ fn an_ecn_echo_reduces_once_per_window_and_sends_cwr() {
 
 #[test]
 fn retransmissions_are_not_ect_unless_the_controller_needs_ecn() {
-    for (cc, ect) in [("reno", false), ("dctcp", true)] {
+    for (cc, ect) in [("reno", false), ("dctcp", true), ("prague", true)] {
         let mut s = ecn_sender(cc, cc == "reno");
         assert!(s.ecn(), "{cc} negotiates ECN");
         drain(&mut s, 0);
@@ -358,8 +358,39 @@ fn retransmissions_are_not_ect_unless_the_controller_needs_ecn() {
         s.on_ack(50 * NS_PER_MS, &a);
         let out = drain(&mut s, 50 * NS_PER_MS);
         let r = out.iter().find(|g| g.retrans).expect("a retransmission");
-        assert_eq!(r.ecn == Ecn::Ect0, ect, "{cc}");
+        let codepoint = if cc == "prague" { Ecn::Ect1 } else { Ecn::Ect0 };
+        assert_eq!(r.ecn == codepoint, ect, "{cc}");
     }
+}
+
+/// An L4S controller's packets carry ECT(1), new data and retransmissions alike; the
+/// others' ECT(0); without ECN neither.
+#[test]
+fn l4s_controllers_send_ect1() {
+    let mut s = ecn_sender("prague", false);
+    assert!(s.ecn(), "Prague needs ECN");
+    let out = drain(&mut s, 0);
+    assert!(!out.is_empty() && out.iter().all(|g| g.ecn == Ecn::Ect1));
+    for cc in ["reno", "cubic", "dctcp", "bbr"] {
+        let mut s = ecn_sender(cc, true);
+        let out = drain(&mut s, 0);
+        assert!(out.iter().all(|g| g.ecn == Ecn::Ect0), "{cc}");
+        assert!(!s.cc.ect1(), "{cc}");
+    }
+    // Prague's ECE handling is the sender's: one CWR per window, CWR on the next data.
+    let mut s = ecn_sender("prague", false);
+    drain(&mut s, 0);
+    let t = 50 * NS_PER_MS;
+    for c in 1..6 {
+        let mut a = ack(c);
+        a.ece = true;
+        s.on_ack(t + c, &a);
+        let out = drain(&mut s, t + c);
+        assert!(out.iter().all(|g| g.ecn == Ecn::Ect1));
+    }
+    assert_eq!(s.tcp().ca_state, CaState::Cwr);
+    assert_eq!(s.stats().cwr_events, 1);
+    assert_eq!(s.tcp().delivered_ce, 5);
 }
 
 fn sack(cum: u64, blocks: &[(u64, u64)]) -> Ack {
