@@ -262,7 +262,8 @@ pub fn lab_config(sc: &Scenario, opts: &KernelOptions, flow_group: Vec<u32>) -> 
     let link = &sc.link;
     lab::LabConfig {
         element: element::ElementConfig {
-            link: link.desc(),
+            link: link.path.clone(),
+            buffer_bytes: link.buffer_bytes(),
             seed: sc.seed,
             group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
             flow_group,
@@ -566,7 +567,7 @@ fn build_result(
             }
         })
         .collect();
-    let desc = sc.link.desc();
+    let desc = &sc.link.path;
     let first_start = plans.iter().map(|p| p.start_ns).min().unwrap_or(0);
     let link = LinkRecord {
         rate_bps: desc.mean_bps(first_start, out.end_rel),

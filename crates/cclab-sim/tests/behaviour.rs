@@ -274,7 +274,7 @@ fn host_latency_is_part_of_the_rtt() {
 #[test]
 fn host_latency_spread_costs_a_tiny_buffer() {
     let mut cfg = SimConfig::single("cubic", 500e6, MS / 2, 1.0, 0.0, 2 * S);
-    cfg.link.buffer_bytes = 18_000;
+    cfg.buffer_bytes = 18_000;
     cfg.gro = true;
     cfg.host_latency = None;
     let instant = run(&cfg);
