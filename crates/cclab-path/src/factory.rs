@@ -295,6 +295,43 @@ mod tests {
     }
 
     #[test]
+    fn the_paths_buffer_limits_the_bottleneck_and_the_shaper() {
+        // Five 1500-byte packets at once onto a 12 Mbit/s link: one goes on the wire, the
+        // buffer holds what fits, the rest are dropped.
+        let drops = |buffer_bytes: u64, shaper: Option<TokenBucket>| {
+            let d = PathDesc {
+                link: LinkDesc {
+                    rate_bps: 12e6,
+                    shaper,
+                    ..LinkDesc::default()
+                },
+                buffer_bytes,
+                class_extra_rtt_ns: vec![],
+                seed: 1,
+            };
+            let mut data = d.data_chain::<P>();
+            for _ in 0..5 {
+                data.enqueue(0, P::new(1500), &mut |_, _| {});
+            }
+            data.pump(0, &mut |_, _| {});
+            (
+                data.counter(crate::SHAPER.name, "dropped"),
+                data.counter(BOTTLENECK, "dropped"),
+            )
+        };
+        assert_eq!(drops(3000, None), (0, 2));
+        assert_eq!(drops(4500, None), (0, 1));
+        // A shaper at the link's rate with a one-packet bucket: the first packet passes, the
+        // shaper's queue (limited by the same buffer) holds two, and the bottleneck none.
+        let bucket = TokenBucket {
+            rate_bps: 12e6,
+            burst_bytes: 1500,
+        };
+        assert_eq!(drops(3000, Some(bucket.clone())), (2, 0));
+        assert_eq!(drops(6000, Some(bucket)), (0, 0));
+    }
+
+    #[test]
     fn every_discipline_is_built_behind_the_link() {
         for a in crate::AQMS {
             let d = PathDesc {
