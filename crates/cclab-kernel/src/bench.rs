@@ -277,7 +277,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
     let el_shared = Arc::new(ElementShared::new());
     let mut cfg = bench_element(rtt_ns, vec![], timing, ElementMode::Segments);
     cfg.link.rate_bps = 1e9;
-    cfg.link.buffer_bytes = 1 << 20;
+    cfg.buffer_bytes = 1 << 20;
     let (el, ready) = element::spawn(topo.rtr.clone(), cfg, el_shared.clone(), None);
     let res = (|| {
         ready.map_err(|e| KernelError::Setup(format!("TUN: {e}")))?;
@@ -629,7 +629,6 @@ fn bench_element(
     element::ElementConfig {
         link: cclab_path::LinkDesc {
             rate_bps: 1e12,
-            buffer_bytes: 1 << 30,
             loss: 0.0,
             ack_loss: 0.0,
             ecn_threshold_ns: None,
@@ -637,6 +636,7 @@ fn bench_element(
             rtt_ns,
             ..cclab_path::LinkDesc::default()
         },
+        buffer_bytes: 1 << 30,
         seed: 1,
         group_extra_ns: vec![0],
         flow_group,

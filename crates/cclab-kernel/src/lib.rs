@@ -262,7 +262,8 @@ pub fn lab_config(sc: &Scenario, opts: &KernelOptions, flow_group: Vec<u32>) -> 
     let link = &sc.link;
     lab::LabConfig {
         element: element::ElementConfig {
-            link: link.desc(),
+            link: link.path.clone(),
+            buffer_bytes: link.buffer_bytes(),
             seed: sc.seed,
             group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
             flow_group,
@@ -566,7 +567,7 @@ fn build_result(
             }
         })
         .collect();
-    let desc = sc.link.desc();
+    let desc = &sc.link.path;
     let first_start = plans.iter().map(|p| p.start_ns).min().unwrap_or(0);
     let link = LinkRecord {
         rate_bps: desc.mean_bps(first_start, out.end_rel),
@@ -624,4 +625,30 @@ fn build_result(
         }),
     }
     .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The element's buffer is the scenario's `link.buffer` resolved when the lab is built,
+    /// so a buffer set after loading (as the lab tests do) is the one the element gets.
+    #[test]
+    fn the_elements_buffer_is_resolved_when_the_lab_is_built() {
+        let text = "name = \"b\"\nduration = \"1s\"\n[link]\nrate = \"100mbit\"\nrtt = \"10ms\"\n[[flows]]\ncc = \"cubic\"\n";
+        let mut sc = cclab_scenario::ScenarioFile::from_str(text, "b.toml")
+            .unwrap()
+            .expand()
+            .unwrap()
+            .remove(0)
+            .scenario;
+        let opts = KernelOptions::default();
+        let el = lab_config(&sc, &opts, vec![0]).element;
+        assert_eq!(el.buffer_bytes, 125_000, "1 BDP of 100 Mbit/s x 10 ms");
+        assert_eq!(el.link, sc.link.path);
+        sc.link.buffer = cclab_scenario::Buffer::Bytes(18_000);
+        assert_eq!(lab_config(&sc, &opts, vec![0]).element.buffer_bytes, 18_000);
+        sc.link.buffer = cclab_scenario::Buffer::Packets(10);
+        assert_eq!(lab_config(&sc, &opts, vec![0]).element.buffer_bytes, 15_000);
+    }
 }

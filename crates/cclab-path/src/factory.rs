@@ -41,15 +41,15 @@ pub enum LossUnit {
 
 /// What a scenario's `[link]` says about the path (built by `cclab_scenario`; a backend
 /// passes it through untouched, so a new path setting is a field here, its scenario key and
-/// its factory line, and no backend changes).
+/// its factory line, and no backend changes). The bottleneck buffer is not here: a scenario
+/// gives it relative to the link (in BDPs or packets), so it is resolved in bytes when a run's
+/// path is built ([`PathDesc::buffer_bytes`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkDesc {
     /// Bottleneck rate, bits per second of whole IP packets.
     pub rate_bps: f64,
     /// Base round-trip propagation delay, ns.
     pub rtt_ns: Nanos,
-    /// Bottleneck buffer (waiting bytes), bytes.
-    pub buffer_bytes: u64,
     /// Probability that a data packet is lost (the long-run rate).
     pub loss: f64,
     /// Mean length of a run of data losses, packets (`link.loss_burst`): 1 = independent
@@ -65,12 +65,13 @@ pub struct LinkDesc {
     pub rate_varies: Option<RateDesc>,
     /// What random data loss draws for (`link.loss_unit`).
     pub loss_unit: LossUnit,
-    /// The bottleneck's queue discipline (`link.aqm`); its limit is `buffer_bytes`.
+    /// The bottleneck's queue discipline (`link.aqm`); its limit is the path's
+    /// [`PathDesc::buffer_bytes`].
     pub aqm: AqmDesc,
     /// A token-bucket policer before the bottleneck (`link.policer`).
     pub policer: Option<TokenBucket>,
-    /// A token-bucket shaper before the bottleneck (`link.shaper`); its queue's limit is
-    /// `buffer_bytes`.
+    /// A token-bucket shaper before the bottleneck (`link.shaper`); its queue's limit is the
+    /// path's [`PathDesc::buffer_bytes`].
     pub shaper: Option<TokenBucket>,
     /// Random extra delay of each data packet, uniform in [0, jitter] ns (`link.jitter`).
     pub jitter_ns: Nanos,
@@ -82,12 +83,11 @@ pub struct LinkDesc {
 }
 
 impl Default for LinkDesc {
-    /// 100 Mbit/s, 20 ms, 1 BDP drop-tail, nothing else.
+    /// 100 Mbit/s, 20 ms, drop-tail, nothing else.
     fn default() -> Self {
         LinkDesc {
             rate_bps: 100e6,
             rtt_ns: 20_000_000,
-            buffer_bytes: 250_000,
             loss: 0.0,
             loss_burst: 1.0,
             ack_loss: 0.0,
@@ -146,10 +146,13 @@ impl LinkDesc {
     }
 }
 
-/// A run's path: the link, the delay classes of its flows, the run's seed.
+/// A run's path: the link, its buffer, the delay classes of its flows, the run's seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathDesc {
     pub link: LinkDesc,
+    /// Bottleneck buffer (waiting bytes), bytes: the limit of the bottleneck's queue and of
+    /// the shaper's.
+    pub buffer_bytes: u64,
     /// Extra round-trip delay of each delay class (flow group), ns.
     pub class_extra_rtt_ns: Vec<Nanos>,
     /// The run's seed.
@@ -191,7 +194,10 @@ impl PathDesc {
             c.push(crate::POLICER.name, Box::new(Policer::new(b)));
         }
         if let Some(b) = &l.shaper {
-            c.push(crate::SHAPER.name, Box::new(Shaper::new(b, l.buffer_bytes)));
+            c.push(
+                crate::SHAPER.name,
+                Box::new(Shaper::new(b, self.buffer_bytes)),
+            );
         }
         c.push(BOTTLENECK, self.bottleneck());
         let delays: Vec<Nanos> = (0..self.classes()).map(|k| self.one_way(k).0).collect();
@@ -210,7 +216,13 @@ impl PathDesc {
     fn bottleneck<P: Packet + Send + 'static>(&self) -> Box<dyn crate::Element<P>> {
         let l = &self.link;
         let rate = Rate::new(l.rate());
-        crate::elements::bottleneck(&l.aqm, rate, l.buffer_bytes, l.ecn_threshold_ns, self.seed)
+        crate::elements::bottleneck(
+            &l.aqm,
+            rate,
+            self.buffer_bytes,
+            l.ecn_threshold_ns,
+            self.seed,
+        )
     }
 
     /// The ACK direction: random ACK loss (when there is any), ACK aggregation (when there
@@ -251,11 +263,11 @@ mod tests {
         let d = PathDesc {
             link: LinkDesc {
                 rate_bps: 12e6,
-                buffer_bytes: 3000,
                 ack_loss: 0.01,
                 rtt_ns: 20_000_001,
                 ..LinkDesc::default()
             },
+            buffer_bytes: 3000,
             class_extra_rtt_ns: vec![0, 10_000_000],
             seed: 1,
         };
@@ -283,6 +295,43 @@ mod tests {
     }
 
     #[test]
+    fn the_paths_buffer_limits_the_bottleneck_and_the_shaper() {
+        // Five 1500-byte packets at once onto a 12 Mbit/s link: one goes on the wire, the
+        // buffer holds what fits, the rest are dropped.
+        let drops = |buffer_bytes: u64, shaper: Option<TokenBucket>| {
+            let d = PathDesc {
+                link: LinkDesc {
+                    rate_bps: 12e6,
+                    shaper,
+                    ..LinkDesc::default()
+                },
+                buffer_bytes,
+                class_extra_rtt_ns: vec![],
+                seed: 1,
+            };
+            let mut data = d.data_chain::<P>();
+            for _ in 0..5 {
+                data.enqueue(0, P::new(1500), &mut |_, _| {});
+            }
+            data.pump(0, &mut |_, _| {});
+            (
+                data.counter(crate::SHAPER.name, "dropped"),
+                data.counter(BOTTLENECK, "dropped"),
+            )
+        };
+        assert_eq!(drops(3000, None), (0, 2));
+        assert_eq!(drops(4500, None), (0, 1));
+        // A shaper at the link's rate with a one-packet bucket: the first packet passes, the
+        // shaper's queue (limited by the same buffer) holds two, and the bottleneck none.
+        let bucket = TokenBucket {
+            rate_bps: 12e6,
+            burst_bytes: 1500,
+        };
+        assert_eq!(drops(3000, Some(bucket.clone())), (2, 0));
+        assert_eq!(drops(6000, Some(bucket)), (0, 0));
+    }
+
+    #[test]
     fn every_discipline_is_built_behind_the_link() {
         for a in crate::AQMS {
             let d = PathDesc {
@@ -291,6 +340,7 @@ mod tests {
                     aqm: a.describe(&crate::Given::defaults(a.settings)),
                     ..LinkDesc::default()
                 },
+                buffer_bytes: 250_000,
                 class_extra_rtt_ns: vec![],
                 seed: 1,
             };

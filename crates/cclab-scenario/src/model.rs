@@ -188,14 +188,14 @@ fn setting_toml(kind: cclab_path::SettingKind, v: cclab_path::SettingValue) -> t
 }
 
 /// The bottleneck link: the path as every backend's path factory takes it, and what a
-/// `[link]` gives beside it (the buffer as written, the MSS).
+/// `[link]` gives beside it (the buffer as written, the MSS). A backend builds its path from
+/// [`LinkSpec::path`] and [`LinkSpec::buffer_bytes`], resolved when it builds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
     /// The path (`cclab_path::LinkDesc`): rate, base RTT, loss, ECN marking, how the rate
     /// varies, queue discipline, policer, shaper, jitter, reordering, ACK aggregation. Its
     /// `rate_bps` is whole bits per second (> 0); with a rate schedule or trace it is the
-    /// nominal rate that buffers in BDP use. Its `buffer_bytes` is not read: the buffer is
-    /// `buffer`, which [`LinkSpec::desc`] resolves on this link.
+    /// nominal rate that buffers in BDP use.
     pub path: cclab_path::LinkDesc,
     /// Bottleneck queue capacity.
     pub buffer: Buffer,
@@ -455,18 +455,10 @@ impl LinkSpec {
         (self.path.rate_bps / 8.0 * self.path.rtt_ns as f64 / 1e9).round() as u64
     }
 
-    /// The buffer in bytes for this link; see [`Buffer::bytes`].
+    /// The buffer in bytes for this link (`cclab_path::PathDesc::buffer_bytes`, the limit of
+    /// the bottleneck's queue); see [`Buffer::bytes`].
     pub fn buffer_bytes(&self) -> u64 {
         self.buffer.bytes(self)
-    }
-
-    /// The path this link describes, as every backend's path factory takes it
-    /// (`cclab_path::PathDesc`): [`LinkSpec::path`] with the buffer resolved in bytes.
-    pub fn desc(&self) -> cclab_path::LinkDesc {
-        cclab_path::LinkDesc {
-            buffer_bytes: self.buffer_bytes(),
-            ..self.path.clone()
-        }
     }
 }
 

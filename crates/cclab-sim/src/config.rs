@@ -30,6 +30,8 @@ pub struct SimFlow {
 pub struct SimConfig {
     /// The path, as the scenario's `[link]` describes it (`cclab_path` builds it).
     pub link: LinkDesc,
+    /// Bottleneck buffer, bytes (the scenario's `link.buffer` resolved on the link).
+    pub buffer_bytes: u64,
     /// Payload bytes per segment.
     pub mss: u32,
     pub flows: Vec<SimFlow>,
@@ -80,17 +82,18 @@ impl SimConfig {
         duration_ns: Nanos,
     ) -> Self {
         let bdp = rate_bps / 8.0 * rtt_ns as f64 / 1e9;
+        let buffer_bytes = (bdp * buffer_bdp).round() as u64;
         SimConfig {
             link: LinkDesc {
                 rate_bps,
                 rtt_ns,
-                buffer_bytes: (bdp * buffer_bdp).round() as u64,
                 loss,
                 ack_loss: 0.0,
                 ecn_threshold_ns: None,
                 loss_burst: 1.0,
                 ..LinkDesc::default()
             },
+            buffer_bytes,
             mss: 1448,
             flows: vec![SimFlow {
                 cc: cclab_core::cc::by_name(cc).unwrap_or_else(|| panic!("no controller {cc}")),
@@ -103,8 +106,7 @@ impl SimConfig {
                 // Socket buffers that never bind (`SO_SNDBUF`/`SO_RCVBUF` of 4 x (BDP +
                 // buffer)), as a window-limit-free experiment wants.
                 host: {
-                    let b =
-                        cclab_scenario::socket_buffer_for(bdp, (bdp * buffer_bdp).round() as u64);
+                    let b = cclab_scenario::socket_buffer_for(bdp, buffer_bytes);
                     HostTcp {
                         sndbuf: Some(b),
                         rcvbuf: Some(b),

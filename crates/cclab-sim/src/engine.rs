@@ -219,6 +219,7 @@ impl Simulation {
         }
         let path = PathDesc {
             link: cfg.link.clone(),
+            buffer_bytes: cfg.buffer_bytes,
             class_extra_rtt_ns: extras.clone(),
             seed: cfg.seed,
         };

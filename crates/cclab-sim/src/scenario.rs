@@ -21,7 +21,6 @@ pub const MAX_FLOWS: u64 = 10_000;
 
 /// Build the simulator configuration for one concrete scenario.
 pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError> {
-    let link = sc.link.desc();
     if sc.total_flows() > MAX_FLOWS {
         return Err(UnsupportedError(format!(
             "{}: {} flows in one run; the simulator takes at most {MAX_FLOWS}",
@@ -50,7 +49,8 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         }
     }
     Ok(SimConfig {
-        link,
+        link: sc.link.path.clone(),
+        buffer_bytes: sc.link.buffer_bytes(),
         mss: sc.link.mss,
         flows,
         duration_ns: sc.duration_ns,

@@ -274,7 +274,7 @@ fn host_latency_is_part_of_the_rtt() {
 #[test]
 fn host_latency_spread_costs_a_tiny_buffer() {
     let mut cfg = SimConfig::single("cubic", 500e6, MS / 2, 1.0, 0.0, 2 * S);
-    cfg.link.buffer_bytes = 18_000;
+    cfg.buffer_bytes = 18_000;
     cfg.gro = true;
     cfg.host_latency = None;
     let instant = run(&cfg);
@@ -334,6 +334,40 @@ fn scenario_keys_set_the_host_latency() {
     assert_eq!(
         cfg_of(&format!("{text}[hosts]\nwake = \"off\"\n")).host_wake,
         None
+    );
+}
+
+/// The bottleneck buffer is the scenario's `link.buffer` resolved on the link when the
+/// simulator's configuration is built: a buffer or rate changed after loading is the one the
+/// run gets (nothing resolved earlier goes stale), and a smaller buffer drops more.
+#[test]
+fn the_buffer_is_resolved_when_the_run_is_built() {
+    let text = "name = \"b\"\nduration = \"2s\"\n[link]\nrate = \"100mbit\"\nrtt = \"10ms\"\n[[flows]]\ncc = \"cubic\"\n";
+    let mut sc = cclab_scenario::ScenarioFile::from_str(text, "b.toml")
+        .unwrap()
+        .expand()
+        .unwrap()
+        .remove(0)
+        .scenario;
+    // 1 BDP of 100 Mbit/s x 10 ms.
+    let big = cclab_sim::config_from_scenario(&sc).unwrap();
+    assert_eq!(big.buffer_bytes, 125_000);
+    sc.link.path.rate_bps = 200e6;
+    assert_eq!(
+        cclab_sim::config_from_scenario(&sc).unwrap().buffer_bytes,
+        250_000
+    );
+    sc.link.path.rate_bps = 100e6;
+    sc.link.buffer = cclab_scenario::Buffer::Packets(4);
+    let small = cclab_sim::config_from_scenario(&sc).unwrap();
+    assert_eq!(small.buffer_bytes, 4 * 1500);
+    assert_eq!(small.link, big.link, "the buffer is not part of the link");
+    let (rb, rs) = (run(&big), run(&small));
+    assert!(
+        rs.link.drops_buffer > rb.link.drops_buffer,
+        "drops: {} with 4 packets, {} with 1 BDP",
+        rs.link.drops_buffer,
+        rb.link.drops_buffer
     );
 }
 

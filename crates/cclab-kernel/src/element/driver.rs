@@ -72,6 +72,7 @@ pub fn run(
     extras.push(0);
     let path = PathDesc {
         link: cfg.link.clone(),
+        buffer_bytes: cfg.buffer_bytes,
         class_extra_rtt_ns: extras.clone(),
         seed: cfg.seed,
     };

@@ -48,6 +48,8 @@ pub enum ElementTiming {
 pub struct ElementConfig {
     /// The path, as the scenario's `[link]` describes it (`cclab_path` builds it).
     pub link: LinkDesc,
+    /// Bottleneck buffer, bytes (the scenario's `link.buffer` resolved on the link).
+    pub buffer_bytes: u64,
     pub seed: u64,
     /// Extra RTT of each flow group, ns.
     pub group_extra_ns: Vec<u64>,

@@ -192,8 +192,6 @@ impl ScenarioFile {
             loss_burst: p(get(sl, "loss_burst")?).unwrap_or(1.0),
             ack_loss: p(get(sl, "ack_loss")?).unwrap_or(0.0),
             ecn_threshold_ns: n(get(sl, "ecn_threshold")?),
-            // Not read: `buffer` is the buffer (`LinkSpec::desc` resolves it).
-            ..cclab_path::LinkDesc::default()
         };
         let link = LinkSpec { path, buffer, mss };
         let sh = Section::Hosts;

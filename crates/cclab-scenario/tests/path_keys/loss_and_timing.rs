@@ -18,7 +18,6 @@ fn loss_unit() {
     ] {
         let s = one(&with_link(&format!("loss_unit = \"{text}\"")));
         assert_eq!(s.link.path.loss_unit, want, "{text}");
-        assert_eq!(s.link.desc().loss_unit, want, "{text}");
     }
     assert_eq!(
         one(&with_link("loss_unit = \"gso\"")).resolved()["link.loss_unit"],
@@ -73,11 +72,6 @@ fn jitter_reorder_ack_aggregation() {
             s.link.path.reorder,
             s.link.path.ack_aggregation_ns
         ),
-        (2_000_000, true, 500_000)
-    );
-    let d = s.link.desc();
-    assert_eq!(
-        (d.jitter_ns, d.reorder, d.ack_aggregation_ns),
         (2_000_000, true, 500_000)
     );
     let r = s.resolved();

@@ -1,7 +1,7 @@
 //! Tests of the path-element keys of `[link]`: `aqm` (a name or a `[link.aqm]` table),
 //! `policer` and `shaper` (a rate or a table), `trace`, `rate` as a schedule, `loss_unit`,
 //! `jitter`, `reorder` and `ack_aggregation`. For each: the values land in the right fields
-//! of the `LinkSpec`'s path (a `cclab_path::LinkDesc`), which `desc()` hands on; defaults are
+//! of the `LinkSpec`'s path (a `cclab_path::LinkDesc`), which backends hand on; defaults are
 //! Linux's; every bad input is one line that names the key and says what would fix it;
 //! sweeps expand to the right points and params; `--set` reaches every form; and
 //! `to_toml_string` loads back to an equal scenario.

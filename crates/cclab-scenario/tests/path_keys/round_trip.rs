@@ -43,16 +43,6 @@ cc = "bbr"
     assert_eq!(l.path.aqm, AqmDesc::from(pie_set_by_table()));
     assert_eq!(l.path.policer.as_ref().unwrap().burst_bytes, 100_000);
     assert_eq!(l.path.shaper.as_ref().unwrap().burst_bytes, 65_536);
-    // desc() is the LinkSpec's path with the buffer resolved.
-    let d = l.desc();
-    assert_eq!(d.buffer_bytes, l.buffer_bytes());
-    assert_eq!(
-        d,
-        cclab_path::LinkDesc {
-            buffer_bytes: l.buffer_bytes(),
-            ..l.path.clone()
-        }
-    );
     let written = assert_round_trip(&s);
     assert!(written.contains("trace = "), "{written}");
     assert!(!written.contains("\nrate = \"12mbit\""), "{written}");
