@@ -390,7 +390,21 @@ impl ScenarioFile {
         use cclab_path::SettingValue;
         let mut given = Vec::new();
         for s in declared {
-            let v = match self.value_at(ctx, pick, section, s.name)?.map(|(v, _)| v) {
+            let at = self.value_at(ctx, pick, section, s.name)?;
+            if let (Some((Val::Int(x), node)), cclab_path::SettingKind::Int { min, max }) =
+                (&at, &s.kind)
+            {
+                if !(*min..=*max).contains(x) {
+                    return Err(ctx.err(
+                        ErrorKind::BadValue,
+                        &node.loc,
+                        Some(qualified(section, s.name)),
+                        Some(&node.v),
+                        format!("value must be between {min} and {max} for this discipline"),
+                    ));
+                }
+            }
+            let v = match at.map(|(v, _)| v) {
                 Some(Val::Ns(x)) => SettingValue::Time(x),
                 Some(Val::Int(x) | Val::Bps(x) | Val::Bytes(x)) => SettingValue::Int(x),
                 Some(Val::Bool(x)) => SettingValue::Bool(x),

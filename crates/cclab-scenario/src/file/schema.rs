@@ -123,8 +123,18 @@ pub(super) static LINK_KEYS: LazyLock<Vec<(&'static str, Kind)>> = LazyLock::new
 pub(super) static AQM_KEYS: LazyLock<Vec<(&'static str, Kind)>> = LazyLock::new(|| {
     let mut keys = vec![("kind", Kind::AqmName)];
     for s in cclab_path::AQMS.iter().flat_map(|a| a.settings) {
-        if !keys.iter().any(|(k, _)| *k == s.name) {
-            keys.push((s.name, setting_kind(s)));
+        match keys.iter_mut().find(|(k, _)| *k == s.name) {
+            None => keys.push((s.name, setting_kind(s))),
+            // Two disciplines' integers of one name (PIE's and DualPI2's `alpha`) may differ
+            // in range: the key takes either, and the discipline's own range is checked when
+            // the path is built (`Loaded::given`).
+            Some((_, Kind::Int { lo, hi })) => {
+                if let Kind::Int { lo: l, hi: h } = setting_kind(s) {
+                    *lo = (*lo).min(l);
+                    *hi = (*hi).max(h);
+                }
+            }
+            Some(_) => {}
         }
     }
     keys
