@@ -77,9 +77,6 @@ pub fn not_built() -> Option<&'static str> {
     NOT_BUILT
 }
 
-/// How a scenario names a user's object: `cc = "bpf:PATH"`.
-pub const PREFIX: &str = "bpf:";
-
 /// An object to register.
 #[derive(Clone, Debug)]
 pub enum Source {
@@ -130,7 +127,7 @@ impl std::error::Error for BpfError {}
 /// Why this machine cannot register BPF controllers, or `None`: it needs root, the
 /// kernel's BTF (`/sys/kernel/btf/vmlinux`, CONFIG_DEBUG_INFO_BTF) for CO-RE, and libbpf.
 pub fn unavailable() -> Option<String> {
-    if unsafe { libc::geteuid() } != 0 {
+    if !cclab_sys::is_root() {
         return Some("loading BPF controllers needs root".into());
     }
     if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
@@ -140,11 +137,7 @@ pub fn unavailable() -> Option<String> {
 }
 
 /// Congestion controls the kernel offers now (`tcp_available_congestion_control`).
-pub fn available() -> Vec<String> {
-    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .map(|s| s.split_whitespace().map(str::to_string).collect())
-        .unwrap_or_default()
-}
+pub use cclab_sys::available_ccs as available;
 
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;

@@ -13,7 +13,7 @@
 
 use crate::KernelError;
 use cclab_bpf::{Registration, Source};
-use cclab_scenario::{CcCatalog, CcEntry};
+use cclab_scenario::{CcCatalog, CcEntry, BPF_PREFIX};
 use serde_json::{json, Value};
 
 /// The run's BPF registrations and each scenario name's socket name.
@@ -61,7 +61,7 @@ pub fn prepare(ccs: &[&str]) -> Result<Controllers, KernelError> {
         if out.regs.iter().any(|(a, _)| a == cc) || crate::available_ccs().iter().any(|a| a == cc) {
             continue;
         }
-        let source = match (cc.strip_prefix(cclab_bpf::PREFIX), cclab_bpf::builtin(cc)) {
+        let source = match (cc.strip_prefix(BPF_PREFIX), cclab_bpf::builtin(cc)) {
             (Some(path), _) => Source::File(path.into()),
             (None, Some(b)) => Source::Builtin(b),
             (None, None) => {
@@ -82,18 +82,16 @@ pub fn prepare(ccs: &[&str]) -> Result<Controllers, KernelError> {
     Ok(out)
 }
 
-/// Whether the receiving end of a flow of `cc` runs `cc` too (`Some(())`), as both hosts
+/// Whether the receiving end of a flow of `cc` runs `cc` too, as both hosts
 /// of a deployment do where the receiver half matters: a controller that wants each CE
 /// change echoed at once (DCTCP's `dctcp_ece_ack_update()`; the simulator's model says
 /// which, and the flow negotiates ECN), and a user's BPF object, whose receiver half cclab
 /// cannot know. Otherwise the receiver keeps the namespace's default, whose only part in
 /// the flow is the RFC 3168 echo every Linux controller shares.
-pub fn receiver_cc(cc: &str, ecn: bool) -> Option<()> {
-    if cc.starts_with(cclab_bpf::PREFIX) {
-        return Some(());
-    }
-    let c = cclab_core::cc::find(cc)?;
-    (ecn && (c.build)(&c.defaults(), 0).wants_ce_events()).then_some(())
+pub fn receiver_cc(cc: &str, ecn: bool) -> bool {
+    cc.starts_with(BPF_PREFIX)
+        || cclab_core::cc::find(cc)
+            .is_some_and(|c| ecn && (c.build)(&c.defaults(), 0).wants_ce_events())
 }
 
 /// Why controller `cc` cannot run in the lab here, or `None` (tests print it as SKIP).

@@ -422,7 +422,7 @@ pub fn run_scenario_detailed(
     let group_cc: Vec<Option<String>> = sc
         .flows
         .iter()
-        .map(|f| controllers::receiver_cc(&f.cc, f.ecn).map(|_| ccs.socket_name(&f.cc).to_string()))
+        .map(|f| controllers::receiver_cc(&f.cc, f.ecn).then(|| ccs.socket_name(&f.cc).to_string()))
         .collect();
     receiver.handle = Some(std::thread::spawn(move || {
         if pin {

@@ -140,17 +140,11 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Error> {
 /// `cclab bench`'s CLI case: what `cclab run` adds to a 1 s scenario's simulation, over 100
 /// runs (no fixed wait: issue #33).
 fn bench_cli(a: &BenchArgs) -> Result<(), Error> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
-    let tty = std::io::stderr().is_terminal();
-    if !a.json && tty {
-        eprint!("running a 1 s scenario through `cclab run` 100 times ...");
-    }
-    let m = bench::cli_overhead(&exe, 100).map_err(Error::new);
-    if !a.json && tty {
-        eprint!("\x1b[2K\r");
-    }
-    let m = m?;
+    let m = measured(
+        a,
+        "running a 1 s scenario through `cclab run` 100 times ...",
+        |exe| bench::cli_overhead(exe, 100),
+    )?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m).expect("json"));
     } else {
@@ -206,6 +200,26 @@ fn bench_instructions(a: &BenchArgs, cases: &[bench::Case]) -> Result<(), Error>
     Ok(())
 }
 
+/// `measure` given this program's path, with `status` on stderr meanwhile for a person at
+/// a terminal (cleared after).
+fn measured<T>(
+    a: &BenchArgs,
+    status: &str,
+    measure: impl FnOnce(&std::path::Path) -> Result<T, String>,
+) -> Result<T, Error> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
+    let tty = std::io::stderr().is_terminal();
+    if !a.json && tty {
+        eprint!("{status}");
+    }
+    let m = measure(&exe).map_err(Error::new);
+    if !a.json && tty {
+        eprint!("\x1b[2K\r");
+    }
+    m
+}
+
 /// `cclab bench`'s report case: the page of a 60 s, 10-flow run loaded in headless
 /// Chromium. Without Chromium on PATH it is skipped, and says so.
 fn bench_report(a: &BenchArgs) -> Result<(), Error> {
@@ -217,17 +231,10 @@ fn bench_report(a: &BenchArgs) -> Result<(), Error> {
         println!("{msg}");
         return Ok(());
     };
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::new(format!("cannot find this program's path: {e}")))?;
-    let tty = std::io::stderr().is_terminal();
-    if !a.json && tty {
-        eprint!("loading the report in {} ...", browser.display());
-    }
-    let m = bench::report_load(&exe, &browser, a.repeat).map_err(Error::new);
-    if !a.json && tty {
-        eprint!("\x1b[2K\r");
-    }
-    let m = m?;
+    let status = format!("loading the report in {} ...", browser.display());
+    let m = measured(a, &status, |exe| {
+        bench::report_load(exe, &browser, a.repeat)
+    })?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&m).expect("json"));
     } else {
