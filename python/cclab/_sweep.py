@@ -22,8 +22,9 @@ from ._scenario import Scenario, load
 
 Source = Union[str, "os.PathLike[str]", Mapping[str, Any], Scenario]
 
-# A streamed sweep's report.html is written up to this many runs (the page holds them all).
-REPORT_MOST = 5000
+# A streamed sweep's report.html is written up to this many runs (the page holds them all),
+# the same limit as `cclab run --out`.
+REPORT_MOST = _native.STREAM_REPORT_MOST
 
 
 def sweep(

@@ -540,6 +540,7 @@ impl Results {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CclabError", m.py().get_type::<CclabError>())?;
+    m.add("STREAM_REPORT_MOST", cclab::output::STREAM_REPORT_MOST)?;
     m.add_class::<Results>()?;
     m.add_class::<Stream>()?;
     m.add_function(wrap_pyfunction!(stream, m)?)?;

@@ -41,6 +41,8 @@ pub struct DirWriter {
     runs: usize,
     /// Runs per Parquet row group ([`PART`]).
     part: usize,
+    /// The directories [`DirWriter::create`] made (not there before).
+    made: Vec<PathBuf>,
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> String {
@@ -79,6 +81,11 @@ impl DirWriter {
         description: Option<&str>,
         shell: &ResultsDoc,
     ) -> Result<DirWriter, String> {
+        // The directories this writer makes, innermost last ([`DirWriter::abort`]).
+        let made: Vec<PathBuf> = [dir.to_path_buf(), dir.join("series")]
+            .into_iter()
+            .filter(|d| !d.exists())
+            .collect();
         std::fs::create_dir_all(dir.join("series"))
             .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
         let mut shell = shell.clone();
@@ -107,6 +114,7 @@ impl DirWriter {
             points: Vec::new(),
             runs: 0,
             part: PART,
+            made,
         })
     }
 
@@ -181,6 +189,32 @@ impl DirWriter {
         self.write_tables()?;
         let _ = std::fs::remove_file(file(SPOOL));
         Ok(())
+    }
+
+    /// Give up: remove every file this writer created (results.json, flows.csv, the spool,
+    /// series/run-N.csv), and the directories it made when that leaves them empty. For a
+    /// matrix that failed part-way, so that no half directory is left behind.
+    pub fn abort(self) {
+        let DirWriter {
+            dir,
+            json,
+            csv,
+            spool,
+            runs,
+            made,
+            ..
+        } = self;
+        drop((json, csv, spool));
+        for f in ["results.json", "flows.csv", SPOOL] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        for k in 1..=runs {
+            let _ = std::fs::remove_file(dir.join(format!("series/run-{k}.csv")));
+        }
+        // Innermost first; remove_dir refuses a directory that is not empty.
+        for d in made.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
     }
 
     /// Every table, one part of the spool's runs at a time.
@@ -326,5 +360,32 @@ mod tests {
             assert!(!dir.join(SPOOL).exists(), "the spool is removed");
             std::fs::remove_dir_all(&dir).unwrap();
         }
+    }
+
+    #[test]
+    fn an_aborted_directory_leaves_only_what_was_there() {
+        let d = doc(4);
+        let base = std::env::temp_dir().join(format!("cclab-abort-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        // A directory of the caller's own: only the writer's files go, series/ too.
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::write(base.join("notes.txt"), "mine").unwrap();
+        let mut w = DirWriter::create(&base, "s", "s.toml", None, &d).unwrap();
+        for r in &d.runs {
+            w.push(r).unwrap();
+        }
+        w.abort();
+        let left: Vec<_> = std::fs::read_dir(&base)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(left, ["notes.txt"]);
+        // A directory it created: gone.
+        let fresh = base.join("sub");
+        let mut w = DirWriter::create(&fresh, "s", "s.toml", None, &d).unwrap();
+        w.push(&d.runs[1]).unwrap();
+        w.abort();
+        assert!(!fresh.exists());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -8,9 +8,9 @@
 
 use crate::reports;
 use crate::runner::{self, Error};
-use cclab_report::{describe, export, html, load, parquet};
-use cclab_results::ResultsDoc;
-use std::path::Path;
+use cclab_report::{describe, export, html, load, parquet, stream};
+use cclab_results::{ResultsDoc, RunResult};
+use std::path::{Path, PathBuf};
 
 /// Create `dir` (and its parents) if missing.
 pub fn prepare_dir(dir: &Path) -> Result<(), Error> {
@@ -73,6 +73,96 @@ pub fn write_docs(
     }
     reports::write_report(&bases, &dir.join("report.html"), &html::Options::default())?;
     Ok(())
+}
+
+/// The most runs whose report.html a streamed results directory gets (the page holds every
+/// run; past this `cclab report DIR --runs ...` or the Python package's tables serve better).
+pub const STREAM_REPORT_MOST: usize = 5000;
+
+/// The results directory of `cclab run --out DIR` written as the runs come
+/// ([`cclab_report::stream`]): the same files as [`write_out`] (Parquet in row groups), but
+/// no run is held in memory once written, so a sweep's memory does not grow with its runs.
+pub struct StreamOut {
+    dir: PathBuf,
+    /// `dir` was made here (removed again by [`StreamOut::abort`] if left empty).
+    made_dir: bool,
+    bases: Vec<PathBuf>,
+    writers: Vec<stream::DirWriter>,
+    runs: usize,
+}
+
+impl StreamOut {
+    /// Start the directory for `plans` (one sub-directory per plan when there are several,
+    /// as [`write_docs`] does), with `backend` recorded in the documents.
+    pub fn create(dir: &Path, plans: &[runner::Plan], backend: &str) -> Result<StreamOut, Error> {
+        let made_dir = !dir.exists();
+        prepare_dir(dir)?;
+        let mut out = StreamOut {
+            dir: dir.to_path_buf(),
+            made_dir,
+            bases: Vec::new(),
+            writers: Vec::new(),
+            runs: 0,
+        };
+        for p in plans {
+            let base = if plans.len() == 1 {
+                dir.to_path_buf()
+            } else {
+                dir.join(&p.name)
+            };
+            let shell = runner::document(p, backend, Vec::new());
+            match stream::DirWriter::create(
+                &base,
+                &p.name,
+                &p.path,
+                p.description.as_deref(),
+                &shell,
+            ) {
+                Ok(w) => {
+                    out.writers.push(w);
+                    out.bases.push(base);
+                }
+                Err(e) => {
+                    out.abort();
+                    return Err(Error::new(e));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Write the next run of plan `plan` (runs come in run order).
+    pub fn push(&mut self, plan: usize, r: &RunResult) -> Result<(), Error> {
+        self.runs += 1;
+        self.writers[plan].push(r).map_err(Error::new)
+    }
+
+    /// Close every document's files, then write report.html from them (up to
+    /// [`STREAM_REPORT_MOST`] runs; false when the sweep was too large for one page).
+    pub fn finish(self) -> Result<bool, Error> {
+        for w in self.writers {
+            w.finish().map_err(Error::new)?;
+        }
+        if self.runs > STREAM_REPORT_MOST {
+            return Ok(false);
+        }
+        reports::write_report(
+            &self.bases,
+            &self.dir.join("report.html"),
+            &html::Options::default(),
+        )?;
+        Ok(true)
+    }
+
+    /// Remove everything written so far (a run failed, or the matrix was interrupted).
+    pub fn abort(self) {
+        for w in self.writers {
+            w.abort();
+        }
+        if self.made_dir {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
 }
 
 /// The heading of a document's terminal table: the scenario, its file, the backend and the

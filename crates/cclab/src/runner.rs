@@ -80,6 +80,10 @@ pub struct RunOptions {
     /// Set from elsewhere (the Python package's Ctrl-C) to stop a matrix: no new run starts,
     /// and [`execute`] returns an "interrupted" error (exit status 130).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// SIGINT/SIGTERM stop the matrix as `cancel` does: the runs in progress finish, no new
+    /// one starts. For a caller that holds a [`cclab_sys::SignalGuard`] and has something to
+    /// clean up (`cclab run --out` removes its partial directory).
+    pub stop_on_signal: bool,
 }
 
 /// How long to wait before re-running a disturbed kernel run: the hypervisor's busy spells
@@ -98,6 +102,7 @@ impl Default for RunOptions {
             retry_disturbed: 0,
             trace_dir: None,
             cancel: None,
+            stop_on_signal: false,
         }
     }
 }
@@ -286,6 +291,24 @@ pub fn document(plan: &Plan, backend: &str, runs: Vec<RunResult>) -> ResultsDoc 
 /// Run every point of every plan; returns one document per plan, runs in matrix order
 /// (each point's seeds consecutive).
 pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Error> {
+    execute_into(plans, opts, None)
+}
+
+/// Where [`execute_into`] hands each run, in run order, as soon as every run before it has
+/// come: the index of its plan and the run (time series included).
+pub type RunSink<'a> = &'a mut (dyn FnMut(usize, &RunResult) -> Result<(), Error> + Send);
+
+/// [`execute`], handing every run to `sink` in run order as it completes (a results
+/// directory written as the runs come, [`cclab_report::stream`]). With a sink, the returned
+/// documents hold the runs without their time series: those went to the sink, and a sweep
+/// of many runs is not held in memory (the series are most of a run's size). A sink's error
+/// stops the matrix (no new run starts) and is returned; after a failed run the sink gets
+/// nothing more.
+pub fn execute_into(
+    plans: &[Plan],
+    opts: &RunOptions,
+    sink: Option<RunSink<'_>>,
+) -> Result<Vec<ResultsDoc>, Error> {
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
     if let Some(dir) = &opts.trace_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -321,13 +344,29 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
     let finished = AtomicBool::new(false);
     // A run stopped by SIGINT/SIGTERM stops the whole matrix: no new run starts.
     let stop = AtomicBool::new(false);
+    let told = AtomicBool::new(false);
     let cancelled = || {
+        if opts.stop_on_signal {
+            if let Some(sig) = cclab_sys::interrupted() {
+                if !told.swap(true, Ordering::Relaxed) {
+                    eprintln!(
+                        "{}: stopping once the runs in progress end",
+                        cclab_sys::signal_name(sig)
+                    );
+                }
+                return true;
+            }
+        }
         opts.cancel
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
     };
-    let results: Mutex<Vec<Option<Result<RunResult, Error>>>> =
-        Mutex::new((0..n).map(|_| None).collect());
+    let state = Mutex::new(Delivery {
+        results: (0..n).map(|_| None).collect(),
+        next: 0,
+        sink,
+        failed: None,
+    });
     let start = Instant::now();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
@@ -344,7 +383,12 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
                     if matches!(&r, Err(e) if e.exit > 128) {
                         stop.store(true, Ordering::Relaxed);
                     }
-                    results.lock().unwrap()[i] = Some(r);
+                    let mut st = state.lock().unwrap();
+                    st.results[i] = Some(r);
+                    if !st.deliver(&owner) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    drop(st);
                     done.fetch_add(1, Ordering::Relaxed);
                 })
             })
@@ -364,7 +408,12 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
             p.thread().unpark();
         }
     });
-    let results = results.into_inner().unwrap();
+    let Delivery {
+        results, failed, ..
+    } = state.into_inner().unwrap();
+    if let Some(e) = failed {
+        return Err(e);
+    }
     if stop.load(Ordering::Relaxed) {
         // The scope has joined every worker: report the signal, not a half matrix.
         let e = results
@@ -393,6 +442,39 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
         .zip(runs)
         .map(|(p, runs)| document(p, backend.name(), runs))
         .collect())
+}
+
+/// The runs of [`execute_into`] as they complete, and what has gone to its sink.
+struct Delivery<'s> {
+    results: Vec<Option<Result<RunResult, Error>>>,
+    /// The first run not yet handed to the sink.
+    next: usize,
+    sink: Option<RunSink<'s>>,
+    /// The sink's error, which stops the matrix.
+    failed: Option<Error>,
+}
+
+impl Delivery<'_> {
+    /// Hand the sink every completed run from `next` on, in order, up to the first missing
+    /// or failed one; each run handed over keeps its flows but drops its series. False when
+    /// the sink failed.
+    fn deliver(&mut self, owner: &[usize]) -> bool {
+        let Some(sink) = self.sink.as_mut() else {
+            return true;
+        };
+        if self.failed.is_some() {
+            return false;
+        }
+        while let Some(Some(Ok(r))) = self.results.get_mut(self.next) {
+            if let Err(e) = sink(owner[self.next], r) {
+                self.failed = Some(e);
+                return false;
+            }
+            r.series = None;
+            self.next += 1;
+        }
+        true
+    }
 }
 
 /// Run a job; a kernel run whose machine was busy elsewhere (hypervisor steal, element

@@ -682,3 +682,78 @@ fn fit_refuses_what_is_not_a_perf_measurement() {
         assert!(err.contains(want), "{err}");
     }
 }
+
+/// `--out` writes each run as it comes: with two scenario files, each sub-directory's
+/// results.json is the document `--json` prints, runs in matrix order, and every run's
+/// series file is there.
+#[test]
+fn streamed_out_holds_what_json_prints() {
+    let (d, f) = small_scenario("stream-out");
+    let g = d.join("t.toml");
+    std::fs::write(
+        &g,
+        SMALL.replace("\"small\"", "\"other\"").replace("3s", "1s"),
+    )
+    .unwrap();
+    let out_dir = d.join("out");
+    let v = json_stdout(
+        cclab()
+            .args([
+                "run", "--json", "-q", "--repeat", "2", "--jobs", "2", "--out",
+            ])
+            .arg(&out_dir)
+            .args([&f, &g]),
+    );
+    let docs = v.as_array().unwrap();
+    assert_eq!(docs.len(), 2);
+    for (doc, name) in docs.iter().zip(["small", "other"]) {
+        let dir = out_dir.join(name);
+        let stored: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
+                .unwrap();
+        assert_eq!(&stored, doc, "{name}");
+        assert_eq!(doc["runs"].as_array().unwrap().len(), 8);
+        for k in 1..=8 {
+            assert!(
+                dir.join(format!("series/run-{k}.csv")).exists(),
+                "{name} run {k}"
+            );
+        }
+        assert!(!dir.join(".runs.jsonl").exists(), "the spool is removed");
+    }
+    assert!(out_dir.join("report.html").exists());
+}
+
+/// Ctrl-C during `cclab run --out` stops the matrix between runs and removes the partial
+/// directory (files it wrote and the directory it made), exit status 130.
+#[test]
+fn interrupted_out_leaves_nothing_behind() {
+    let (d, f) = small_scenario("stream-int");
+    let out_dir = d.join("out");
+    let child = cclab()
+        .args(["run", "-q", "--repeat", "100000", "--jobs", "1", "--out"])
+        .arg(&out_dir)
+        .arg(&f)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for runs to reach the directory, then interrupt.
+    let series = out_dir.join("series/run-2.csv");
+    let start = std::time::Instant::now();
+    while !series.exists() {
+        assert!(start.elapsed().as_secs() < 60, "no run was written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted after"), "{err}");
+    assert!(!out_dir.exists(), "partial results left: {err}");
+}

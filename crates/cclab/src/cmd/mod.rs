@@ -24,7 +24,7 @@ pub(crate) struct JsonArg {
     json: bool,
 }
 
-pub(crate) use cclab::output::{prepare_dir, write_docs, write_file, write_out};
+pub(crate) use cclab::output::{prepare_dir, write_docs, write_file};
 
 pub(crate) fn remote_err(e: cclab_remote::RemoteError) -> Error {
     Error {

@@ -1,10 +1,11 @@
 //! `cclab run`: scenario files on a backend, a table, JSON or Markdown on stdout, and with
 //! `--out` the results directory and its report.
 
-use super::{prepare_dir, write_out};
 use cclab::backends;
+use cclab::output::{StreamOut, STREAM_REPORT_MOST};
 use cclab::runner::{self, Error, RunOptions};
 use cclab_report::{export, table};
+use cclab_results::RunResult;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -113,19 +114,34 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         retry_disturbed: a.retry_disturbed,
         trace_dir: a.trace.clone(),
         cancel: None,
+        stop_on_signal: a.out.is_some(),
     };
     let mut plans = Vec::new();
     for f in &a.files {
         plans.push(runner::plan(&f.to_string_lossy(), &opts)?);
     }
-    // Check the output directory before spending time on runs.
-    if let Some(dir) = &a.out {
-        prepare_dir(dir)?;
-    }
-    let docs = runner::execute(&plans, &opts)?;
-    if let Some(dir) = &a.out {
-        write_out(dir, &plans, &docs)?;
-    }
+    // With --out the runs are written as they come (a sweep is not held in memory), into a
+    // directory made before any run; a failed or interrupted matrix leaves none of it.
+    let mut report_written = true;
+    let docs = match &a.out {
+        None => runner::execute(&plans, &opts)?,
+        Some(dir) => {
+            // Ctrl-C stops the matrix between runs, so the directory can be removed.
+            let _signals = cclab_sys::SignalGuard::install();
+            let mut out = StreamOut::create(dir, &plans, backend.name())?;
+            let mut sink = |plan: usize, r: &RunResult| out.push(plan, r);
+            match runner::execute_into(&plans, &opts, Some(&mut sink)) {
+                Ok(docs) => {
+                    report_written = out.finish()?;
+                    docs
+                }
+                Err(e) => {
+                    out.abort();
+                    return Err(e);
+                }
+            }
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if a.json {
@@ -151,7 +167,15 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         }
         if let Some(dir) = &a.out {
             let _ = writeln!(out, "results written to {}", dir.display());
-            let _ = writeln!(out, "report: {}", dir.join("report.html").display());
+            if report_written {
+                let _ = writeln!(out, "report: {}", dir.join("report.html").display());
+            } else {
+                let _ = writeln!(
+                    out,
+                    "report: not written (over {STREAM_REPORT_MOST} runs for one page); the \
+                     tables (flows.parquet, runs.parquet, series.parquet) hold every run"
+                );
+            }
         }
     }
     Ok(())
