@@ -95,6 +95,7 @@ struct tcp_sock {
 	__u32 snd_una;
 	__u32 snd_wnd;
 	__u32 write_seq;
+	__u16 tcp_header_len;
 	__u32 mss_cache;
 	__u32 srtt_us;
 	__u32 mdev_us;

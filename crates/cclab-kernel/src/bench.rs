@@ -639,6 +639,7 @@ fn bench_element(
         buffer_bytes: 1 << 30,
         seed: 1,
         group_extra_ns: vec![0],
+        group_ect1: vec![false],
         flow_group,
         timing,
         realtime: false,

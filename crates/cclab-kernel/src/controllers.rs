@@ -94,6 +94,13 @@ pub fn receiver_cc(cc: &str, ecn: bool) -> bool {
             .is_some_and(|c| ecn && (c.build)(&c.defaults(), 0).wants_ce_events())
 }
 
+/// Whether flows of `cc` send ECT(1) (L4S), as the simulator's model of it says: the lab's
+/// element then stands in ECT(1) for the ECT(0) Linux 6.18 puts on their data
+/// (`element::ElementConfig::group_ect1`).
+pub fn sends_ect1(cc: &str) -> bool {
+    cclab_core::cc::find(cc).is_some_and(|c| (c.build)(&c.defaults(), 0).ect1())
+}
+
 /// Why controller `cc` cannot run in the lab here, or `None` (tests print it as SKIP).
 pub fn unavailable(cc: &str) -> Option<String> {
     if crate::available_ccs().iter().any(|a| a == cc) {

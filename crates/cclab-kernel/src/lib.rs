@@ -69,7 +69,9 @@ pub use element::{ElementMode, ElementStats, ElementTiming};
 pub use topo::{clean_stale, list_namespaces, namespaces_of, CleanReport, PREFIX};
 
 use cclab_results::trace::TraceWriter;
-use cclab_results::{FlowRecord, FlowSeries, LinkRecord, RunRecord, RunResult, TimeSeries};
+use cclab_results::{
+    AccEcnCounts, EcnCounts, FlowRecord, FlowSeries, LinkRecord, RunRecord, RunResult, TimeSeries,
+};
 use cclab_scenario::Scenario;
 use std::fmt;
 use std::sync::atomic::Ordering;
@@ -266,6 +268,11 @@ pub fn lab_config(sc: &Scenario, opts: &KernelOptions, flow_group: Vec<u32>) -> 
             buffer_bytes: link.buffer_bytes(),
             seed: sc.seed,
             group_extra_ns: sc.flows.iter().map(|f| f.rtt_extra_ns).collect(),
+            group_ect1: sc
+                .flows
+                .iter()
+                .map(|f| controllers::sends_ect1(&f.cc))
+                .collect(),
             flow_group,
             timing: opts.timing,
             realtime: opts.realtime,
@@ -564,6 +571,26 @@ fn build_result(
                 rtt_min_ns,
                 ce_marks: el.flow_ce_marks.get(i).copied().unwrap_or(0),
                 cwr_events: el.flow_cwr.get(i).copied().unwrap_or(0),
+                ecn_in: el
+                    .flow_ecn_in
+                    .get(i)
+                    .filter(|c| c[1] + c[2] + c[3] > 0)
+                    .map(|c| EcnCounts {
+                        not_ect: c[0],
+                        ect1: c[1],
+                        ect0: c[2],
+                        ce: c[3],
+                    }),
+                accecn: (fo.info_len >= sys::TCPI_ACCECN_END
+                    && (ti.accecn_opt_seen != 0
+                        || ti.delivered_e0_bytes | ti.delivered_e1_bytes | ti.delivered_ce_bytes
+                            != 0))
+                    .then_some(AccEcnCounts {
+                        delivered_ce_segments: ti.delivered_ce as u64,
+                        delivered_ect0_bytes: ti.delivered_e0_bytes as u64,
+                        delivered_ect1_bytes: ti.delivered_e1_bytes as u64,
+                        delivered_ce_bytes: ti.delivered_ce_bytes as u64,
+                    }),
             }
         })
         .collect();

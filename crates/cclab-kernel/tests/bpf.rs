@@ -233,3 +233,72 @@ fn bbr3_holds_most_of_the_link_at_one_percent_loss() {
     assert!(f.retransmits > 0);
     assert!(!registered("bbr3"));
 }
+
+/// TCP Prague (bpf/prague.bpf.c) through the element's DualPI2: the flow negotiates
+/// Accurate ECN (6.18 does for a controller with TCP_CONG_NEEDS_ACCECN, whatever
+/// net.ipv4.tcp_ecn says), its data reaches the path as ECT(1) (the element's stand-in for
+/// the ECT(1) 6.18 cannot send) and lands in the L queue, while a DCTCP flow beside it stays
+/// ECT(0) in the C queue; the CE marks the sender counts from AccECN's ACE field are the
+/// marks the element made. Counts only: rates need a quiet machine (docs/kernel.md).
+#[test]
+fn prague_runs_accecn_and_lands_in_dualpi2s_l_queue() {
+    let test = "prague_runs_accecn_and_lands_in_dualpi2s_l_queue";
+    let Some(_g) = lab(test, &["prague", "dctcp"]) else {
+        return;
+    };
+    let text = r#"
+name = "l4s"
+duration = "4s"
+[link]
+rate = "50mbit"
+rtt = "20ms"
+buffer = "4bdp"
+aqm = "dualpi2"
+[hosts]
+sndbuf = "4mib"
+rcvbuf = "4mib"
+[[flows]]
+cc = "prague"
+ecn = true
+[[flows]]
+cc = "dctcp"
+ecn = true
+"#;
+    let file = cclab_scenario::ScenarioFile::from_str_for(text, "l4s.toml", controllers::catalog())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sc = file.expand().unwrap().remove(0).scenario;
+    let run = quiet(test, &sc);
+    let r = &run.result;
+    assert_eq!(run.cc_used, vec!["prague".to_string(), "dctcp".to_string()]);
+    let (prague, dctcp) = (&r.flows[0], &r.flows[1]);
+    let pin = prague
+        .ecn_in
+        .expect("Prague's packets are counted by ECN field");
+    assert!(
+        pin.ect1 > 100 && pin.ect0 == 0 && pin.not_ect == 0,
+        "{pin:?}"
+    );
+    let din = dctcp
+        .ecn_in
+        .expect("DCTCP's packets are counted by ECN field");
+    assert!(din.ect0 > 100 && din.ect1 == 0, "{din:?}");
+    let acc = prague.accecn.expect("Prague negotiated AccECN");
+    assert!(
+        acc.delivered_ect1_bytes > 0 && acc.delivered_ect0_bytes == 0,
+        "{acc:?}"
+    );
+    assert!(prague.ce_marks > 0, "the L queue marked Prague");
+    // Marks made in the last round trip may not be acknowledged when the run stops.
+    assert!(
+        acc.delivered_ce_segments <= prague.ce_marks
+            && acc.delivered_ce_segments + 20 >= prague.ce_marks,
+        "AccECN counted {} CE segments, the element marked {}",
+        acc.delivered_ce_segments,
+        prague.ce_marks
+    );
+    assert!(dctcp.accecn.is_none(), "DCTCP negotiates classic ECN");
+    let q = &r.link.elements["data.queue"];
+    assert!(q["l_packets"] >= pin.ect1 - 10, "{q:?}");
+    assert!(q["c_packets"] >= din.ect0 - 10, "{q:?}");
+    assert!(!registered("prague") && !registered("dctcp"));
+}

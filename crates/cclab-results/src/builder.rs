@@ -40,6 +40,10 @@ pub struct FlowRecord {
     pub ce_marks: u64,
     /// Window reductions the sender made for an ECN echo (segments it sent with CWR).
     pub cwr_events: u64,
+    /// Data segments by the ECN field they entered the path with (when the flow used ECN).
+    pub ecn_in: Option<crate::EcnCounts>,
+    /// Accurate ECN's feedback (when the flow negotiated it).
+    pub accecn: Option<crate::AccEcnCounts>,
 }
 
 /// The path as a backend measured it.
@@ -136,6 +140,8 @@ impl RunRecord {
                     rto_count: f.rto_count,
                     ce_marks: f.ce_marks,
                     cwr_events: f.cwr_events,
+                    ecn_in: f.ecn_in,
+                    accecn: f.accecn,
                 }
             })
             .collect();

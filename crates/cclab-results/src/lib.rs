@@ -211,6 +211,37 @@ pub struct FlowResult {
     /// Window reductions for an ECN echo (`tcp_enter_cwr()`; segments sent with CWR).
     #[serde(default)]
     pub cwr_events: u64,
+    /// The flow's data segments by the ECN field they entered the path with, when it used
+    /// ECN (kernel lab: counted by the element).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_in: Option<EcnCounts>,
+    /// Accurate ECN's feedback, when the flow negotiated it (kernel lab: the sender's
+    /// TCP_INFO).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accecn: Option<AccEcnCounts>,
+}
+
+/// Packets by the ECN field of their IP header (RFC 3168, RFC 9331).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct EcnCounts {
+    pub not_ect: u64,
+    /// ECT(0): classic ECN.
+    pub ect0: u64,
+    /// ECT(1): L4S.
+    pub ect1: u64,
+    /// Congestion Experienced (marked before the count was taken).
+    pub ce: u64,
+}
+
+/// What Accurate ECN fed back to the sender: the payload bytes the receiver got with each
+/// ECN field (from the AccECN option), and the CE-marked segments the sender counted from
+/// the ACE field (`tp->delivered_ce`).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct AccEcnCounts {
+    pub delivered_ce_segments: u64,
+    pub delivered_ect0_bytes: u64,
+    pub delivered_ect1_bytes: u64,
+    pub delivered_ce_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -736,6 +736,7 @@ impl Simulation {
                     rtt_min_ns: None,
                     ce_marks: fl.receiver.ce_marks(),
                     cwr_events: st.cwr_events,
+                    ..Default::default()
                 }
             })
             .collect();

@@ -28,8 +28,8 @@ pub fn set_congestion(fd: RawFd, cc: &str) -> io::Result<()> {
     setsockopt_raw(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, c.as_bytes())
 }
 
-/// `struct tcp_info` of Linux (include/uapi/linux/tcp.h) up to the 6.7 fields; the kernel
-/// fills what it has and the call reports the length.
+/// `struct tcp_info` of Linux (include/uapi/linux/tcp.h) up to the 6.18 fields (Accurate
+/// ECN's counters); the kernel fills what it has and the call reports the length.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TcpInfo {
@@ -95,6 +95,19 @@ pub struct TcpInfo {
     pub total_rto: u16,
     pub total_rto_recoveries: u16,
     pub total_rto_time: u32,
+    /// CE-marked segments this end received (6.18).
+    pub received_ce: u32,
+    /// Accurate ECN's byte counters (6.18): payload bytes the peer reported receiving with
+    /// ECT(1), ECT(0) and CE (the sender's view, from the AccECN option), then the same as
+    /// this end received them. Zero unless AccECN was negotiated.
+    pub delivered_e1_bytes: u32,
+    pub delivered_e0_bytes: u32,
+    pub delivered_ce_bytes: u32,
+    pub received_e1_bytes: u32,
+    pub received_e0_bytes: u32,
+    pub received_ce_bytes: u32,
+    pub accecn_fail_mode: u16,
+    pub accecn_opt_seen: u16,
 }
 
 /// Packets in flight as Linux counts them (`tcp_packets_in_flight()`): unacknowledged, less
@@ -121,6 +134,9 @@ pub fn tcp_info(fd: RawFd) -> io::Result<(TcpInfo, usize)> {
 
 /// Offset of `total_rto` in [`TcpInfo`] (the kernel reports it only from 6.7 on).
 pub const TCPI_TOTAL_RTO_END: usize = std::mem::offset_of!(TcpInfo, total_rto) + 2;
+
+/// The end of Accurate ECN's counters in [`TcpInfo`] (the kernel reports them from 6.18 on).
+pub const TCPI_ACCECN_END: usize = std::mem::offset_of!(TcpInfo, accecn_opt_seen) + 2;
 
 /// Congestion controls this kernel offers (`tcp_available_congestion_control`).
 pub fn available_ccs() -> Vec<String> {

@@ -98,6 +98,7 @@ pub fn run(
             flow_payload_bytes: vec![0; nflows],
             flow_ce_marks: vec![0; nflows],
             flow_cwr: vec![0; nflows],
+            flow_ecn_in: vec![[0; 4]; nflows],
             flow_rtt: vec![Histogram::default(); nflows],
             ..Default::default()
         },

@@ -55,6 +55,11 @@ pub struct ElementConfig {
     pub group_extra_ns: Vec<u64>,
     /// Group of each flow (flow i uses source port `addr::FLOW_PORT_BASE + i`).
     pub flow_group: Vec<u32>,
+    /// Groups whose controller sends ECT(1) (L4S: Prague). Linux 6.18 sends a connection's
+    /// data ECT(0) whatever its controller asks (only the SYN can be ECT(1)), so the element
+    /// rewrites their ECT(0) data packets to ECT(1) as they arrive, before any queue sees
+    /// them: what a kernel with the L4S team's `TCP_ECN_ECT_1` would have sent.
+    pub group_ect1: Vec<bool>,
     pub timing: ElementTiming,
     /// Run the element thread under SCHED_FIFO.
     pub realtime: bool,
@@ -154,6 +159,10 @@ pub struct ElementStats {
     pub flow_ce_marks: Vec<u64>,
     /// Data segments of each flow that carried CWR (one per window reduction for ECN).
     pub flow_cwr: Vec<u64>,
+    /// Data segments of each flow by the ECN field they arrived with (after the ECT(1)
+    /// stand-in, [`ElementConfig::group_ect1`]), indexed by the field: Not-ECT, ECT(1),
+    /// ECT(0), CE.
+    pub flow_ecn_in: Vec<[u64; 4]>,
     /// Data segments the bottleneck marked CE.
     pub marks: u64,
     /// Largest packet read from the TUN device (shows whether super-packets reach the element).

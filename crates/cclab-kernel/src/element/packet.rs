@@ -144,17 +144,26 @@ impl Packet for Pkt {
     /// Set CE in the IPv4 header and recompute its checksum (a GSO super-packet's header is
     /// copied to every segment, so all of them arrive marked).
     fn set_ce(&mut self) {
+        self.set_ecn_field(0x03);
+        self.marked = true;
+    }
+}
+
+impl Pkt {
+    /// Write `field` into the IPv4 header's ECN bits and recompute the header checksum
+    /// (a GSO super-packet's header is copied to every segment); false, and nothing
+    /// written, for a packet too short to have a header or one already CE (never unmarked).
+    pub(super) fn set_ecn_field(&mut self, field: u8) -> bool {
         let ip = &mut self.data[self.vnet..];
         if ip.len() < self.ihl || ip[1] & 0x03 == 0x03 {
-            self.marked = true;
-            return;
+            return false;
         }
-        ip[1] |= 0x03;
+        ip[1] = (ip[1] & !0x03) | (field & 0x03);
         ip[10] = 0;
         ip[11] = 0;
         let c = csum_fold(csum_add(0, &ip[..self.ihl]));
         ip[10..12].copy_from_slice(&c.to_be_bytes());
-        self.marked = true;
+        true
     }
 }
 

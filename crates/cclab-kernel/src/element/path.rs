@@ -8,7 +8,7 @@ use super::parse::{five_tuple_key, parse, Dir, Parsed};
 use super::rtt::{seq_le, seq_lt, RttTrack};
 use super::{ElementConfig, ElementStats, STALL_NS};
 use crate::sys;
-use cclab_path::{Chain, Departure};
+use cclab_path::{Chain, Departure, Packet};
 use cclab_results::trace::TraceWriter;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -157,7 +157,18 @@ impl El<'_> {
                     pkt.wire = p.payload + pkt.segs * hl;
                 }
                 pkt.exempt = !is_data;
+                // The ECT(1) stand-in (ElementConfig::group_ect1): before any queue.
+                if p.flow.is_some()
+                    && pkt.ecn_field() == 0b10
+                    && self.cfg.group_ect1.get(line).copied().unwrap_or(false)
+                {
+                    pkt.set_ecn_field(0b01);
+                }
                 if is_data {
+                    if let (true, Some(f)) = (counting, p.flow) {
+                        self.st.flow_ecn_in[f as usize][pkt.ecn_field() as usize] +=
+                            pkt.segs as u64;
+                    }
                     if counting {
                         self.st.data_pkts_in += pkt.segs as u64;
                         if let (true, Some(f)) = (p.cwr, p.flow) {

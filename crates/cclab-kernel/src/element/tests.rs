@@ -124,3 +124,56 @@ fn classifies_direction_flow_and_payload() {
     let p = parse(&[0x60; 40], 3);
     assert!(p.dir == Dir::Data && !p.tcp);
 }
+
+/// The ECT(1) stand-in rewrites the ECN field and keeps the IPv4 header checksum valid; a
+/// CE packet is never unmarked; marking CE still works on a rewritten packet.
+#[test]
+fn rewrites_the_ecn_field_with_a_valid_checksum() {
+    use super::packet::Pkt;
+    use cclab_path::Packet;
+    let mut ip = tcp(
+        addr::SENDER,
+        addr::receiver(0),
+        addr::FLOW_PORT_BASE,
+        addr::RECEIVER_PORT,
+        0x10,
+        100,
+    );
+    ip[1] = 0b10; // ECT(0)
+    let c = csum_fold(csum_add(0, &ip[..20]));
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let mut pkt = Pkt {
+        data: ip,
+        vnet: 0,
+        flow: Some(0),
+        payload: 100,
+        line: 0,
+        wire: 152,
+        seq: 0,
+        segs: 1,
+        mss: 100,
+        ihl: 20,
+        doff: 32,
+        exempt: false,
+        marked: false,
+        key: 1,
+    };
+    assert_eq!(pkt.ecn_field(), 0b10);
+    assert!(pkt.set_ecn_field(0b01));
+    assert_eq!(pkt.ecn_field(), 0b01);
+    assert_eq!(
+        csum_fold(csum_add(0, &pkt.data[..20])),
+        0,
+        "header checksum"
+    );
+    pkt.set_ce();
+    assert_eq!(pkt.ecn_field(), 0b11);
+    assert!(pkt.marked);
+    assert_eq!(
+        csum_fold(csum_add(0, &pkt.data[..20])),
+        0,
+        "header checksum"
+    );
+    assert!(!pkt.set_ecn_field(0b01), "CE stays CE");
+    assert_eq!(pkt.ecn_field(), 0b11);
+}
