@@ -76,7 +76,7 @@ pub struct SackBlock {
 }
 
 /// An acknowledgement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ack {
     /// Next segment expected in order (everything below has arrived).
     pub cum: u64,
@@ -96,6 +96,25 @@ pub struct Ack {
     /// The TCP ECE flag: the receiver echoes a CE mark (RFC 3168: on every ACK until a
     /// segment with CWR arrives; DCTCP: on the ACKs of CE-marked segments).
     pub ece: bool,
+    /// Accurate ECN's feedback, on a connection that negotiated it (then `ece` is unused:
+    /// the ECE flag is part of the ACE field).
+    pub accecn: Option<AccEcnFeedback>,
+}
+
+/// What an Accurate ECN receiver (RFC 9768, Linux 6.18's `tcp_accecn_set_ace()` and
+/// `tcp_options_write()`) puts on an ACK: the ACE field, and the AccECN option when it fits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccEcnFeedback {
+    /// The ACE field (AE, CWR, ECE): CE-marked segments received, plus 5, modulo 8.
+    pub ace: u8,
+    /// How many of the option's byte counters the ACK carries (0-3, in Linux's order:
+    /// ECT(1), CE, ECT(0)), or `None` when the option did not fit beside the others.
+    pub opt_fields: Option<u8>,
+    /// The option's bytes on the wire (its padding may share SACK's).
+    pub opt_len: u8,
+    /// The receiver's byte counters (payload bytes that arrived ECT(1), CE, ECT(0)), as the
+    /// option's 24-bit fields carry them (the initial offsets left out).
+    pub bytes: [u32; 3],
 }
 
 impl Ack {
@@ -111,5 +130,6 @@ impl Ack {
             } else {
                 0
             }
+            + self.accecn.map_or(0, |f| f.opt_len as u32)
     }
 }

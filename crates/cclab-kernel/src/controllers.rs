@@ -84,14 +84,17 @@ pub fn prepare(ccs: &[&str]) -> Result<Controllers, KernelError> {
 
 /// Whether the receiving end of a flow of `cc` runs `cc` too, as both hosts
 /// of a deployment do where the receiver half matters: a controller that wants each CE
-/// change echoed at once (DCTCP's `dctcp_ece_ack_update()`; the simulator's model says
-/// which, and the flow negotiates ECN), and a user's BPF object, whose receiver half cclab
+/// change echoed at once (DCTCP's `dctcp_ece_ack_update()`) or needs Accurate ECN (Prague:
+/// 6.18 accepts AccECN only for a listener whose controller needs it); the simulator's
+/// model says which, and the flow negotiates ECN; and a user's BPF object, whose receiver half cclab
 /// cannot know. Otherwise the receiver keeps the namespace's default, whose only part in
 /// the flow is the RFC 3168 echo every Linux controller shares.
 pub fn receiver_cc(cc: &str, ecn: bool) -> bool {
     cc.starts_with(BPF_PREFIX)
-        || cclab_core::cc::find(cc)
-            .is_some_and(|c| ecn && (c.build)(&c.defaults(), 0).wants_ce_events())
+        || cclab_core::cc::find(cc).is_some_and(|c| {
+            let cc = (c.build)(&c.defaults(), 0);
+            ecn && (cc.wants_ce_events() || cc.needs_accecn())
+        })
 }
 
 /// Whether flows of `cc` send ECT(1) (L4S), as the simulator's model of it says: the lab's

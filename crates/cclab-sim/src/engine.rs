@@ -244,10 +244,11 @@ impl Simulation {
                     rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
                     host: f.host.clone(),
                     gro: cfg.gro,
-                    ecn: match (ecn, cc.wants_ce_events()) {
-                        (false, _) => EcnEcho::Off,
-                        (true, false) => EcnEcho::Classic,
-                        (true, true) => EcnEcho::Precise,
+                    ecn: match (ecn, cc.needs_accecn(), cc.wants_ce_events()) {
+                        (false, _, _) => EcnEcho::Off,
+                        (true, true, _) => EcnEcho::Accurate,
+                        (true, false, false) => EcnEcho::Classic,
+                        (true, false, true) => EcnEcho::Precise,
                     },
                 });
                 Flow {

@@ -177,6 +177,15 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// The controller needs Accurate ECN feedback (`TCP_CONG_NEEDS_ACCECN`, RFC 9768): the
+    /// connection negotiates AccECN (a Linux 6.18 receiver accepts it when its listener runs
+    /// a controller that needs it too, as both ends of a Prague connection do), the receiver
+    /// counts CE marks in the ACE field and the AccECN option, and the sender takes
+    /// `delivered_ce` from them. Only with ECN ([`Self::needs_ecn`] or the flow's setting).
+    fn needs_accecn(&self) -> bool {
+        false
+    }
+
     /// ECN-capable packets leave ECT(1), the L4S identifier (RFC 9331), instead of ECT(0)
     /// (`TCP_CONG_WANTS_ECT_1`, which sets `TCP_ECN_ECT_1`; TCP Prague). Only on a connection
     /// that negotiated ECN; an L4S sender's retransmissions stay ECN-capable, ECT(1) too.

@@ -18,7 +18,9 @@ impl Receiver {
         let mut ack_now = false;
         let mut dup = None;
         self.rtt_measure(now, seg);
-        if self.cfg.ecn != EcnEcho::Off && seg.cwr {
+        // Accurate ECN counts every arriving segment and ACKs a change of ECN field at once.
+        ack_now |= self.accecn_count(seg.ecn, seg.len);
+        if matches!(self.cfg.ecn, EcnEcho::Classic | EcnEcho::Precise) && seg.cwr {
             // `tcp_ecn_accept_cwr()`: the sender reduced; stop echoing and ACK at once.
             self.demand_cwr = false;
             ack_now = true;
@@ -172,7 +174,8 @@ impl Receiver {
             dsack,
             wnd,
             tsval: self.now,
-            ece: self.cfg.ecn != EcnEcho::Off && self.demand_cwr,
+            ece: matches!(self.cfg.ecn, EcnEcho::Classic | EcnEcho::Precise) && self.demand_cwr,
+            accecn: None,
         };
         if !self.ooo.is_empty() {
             let rcv_nxt = self.rcv_nxt;
@@ -183,6 +186,12 @@ impl Receiver {
             ack.n_sack = n as u8;
         } else {
             self.recent.clear();
+        }
+        if let Some(a) = self.accecn.as_mut() {
+            // The option takes what the SACK blocks leave, or the third block.
+            let (fb, blocks) = a.feedback(ack.n_sack);
+            ack.n_sack = blocks;
+            ack.accecn = Some(fb);
         }
         ack
     }

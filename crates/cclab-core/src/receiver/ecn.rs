@@ -7,6 +7,20 @@ use crate::packet::{Ack, Ecn, SackBlock, MAX_SACK_BLOCKS};
 impl Receiver {
     /// `tcp_ecn_check_ce()` for a segment of new data; returns whether to ACK at once.
     pub(super) fn ecn_check_ce(&mut self, ecn: Ecn) -> bool {
+        if self.cfg.ecn == EcnEcho::Accurate {
+            // AccECN: no ECE or CWR handshake (the counters are in `accecn.rs`); a not-ECT
+            // segment after ECT ones (a retransmission) still gets quick ACKs.
+            match ecn {
+                Ecn::NotEct if self.ecn_seen => self.incr_quickack_max(2),
+                Ecn::NotEct => {}
+                Ecn::Ce => {
+                    self.ce_marks += 1;
+                    self.ecn_seen = true;
+                }
+                Ecn::Ect0 | Ecn::Ect1 => self.ecn_seen = true,
+            }
+            return false;
+        }
         let precise = self.cfg.ecn == EcnEcho::Precise;
         match ecn {
             Ecn::NotEct => {
@@ -48,6 +62,7 @@ impl Receiver {
                 wnd,
                 tsval: self.now,
                 ece: self.ce_state,
+                accecn: None,
             });
         }
         self.prior_rcv_nxt = self.rcv_nxt;

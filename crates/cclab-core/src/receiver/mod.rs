@@ -49,7 +49,10 @@
 //! - precise (DCTCP's `dctcp_ece_ack_update()`, for controllers that want CE events): ECE
 //!   reflects the CE state of the segments an ACK covers; when the state changes, a held
 //!   delayed ACK goes out first with the old state (for the data before the change), and
-//!   the new segment is ACKed at once.
+//!   the new segment is ACKed at once;
+//! - accurate (AccECN, RFC 9768, for controllers that need it: `accecn.rs`): every ACK
+//!   carries the count of CE-marked segments (the ACE field) and, space allowing, byte
+//!   counts per ECN codepoint (the AccECN option); a change of ECN field is ACKed at once.
 //!
 //! SACK blocks (RFC 2018 as Linux builds them): the first block covers the most recently
 //! received segment; the others repeat the most recently reported blocks, up to
@@ -62,10 +65,13 @@
 //! the receive window, the buffer autotuning and the receiver's RTT; `ecn.rs` the ECN echo;
 //! `tests.rs` the tests.
 
+mod accecn;
 mod ack;
 mod ecn;
 mod sack;
 mod window;
+
+pub use accecn::ACE_INIT;
 
 #[cfg(test)]
 mod tests;
@@ -104,6 +110,8 @@ pub enum EcnEcho {
     Classic,
     /// DCTCP's: ECE exactly on the ACKs of CE-marked segments.
     Precise,
+    /// Accurate ECN: the ACE field and the AccECN option (`accecn.rs`).
+    Accurate,
 }
 
 #[derive(Clone, Debug)]
@@ -186,6 +194,8 @@ pub struct Receiver {
     ce_marks: u64,
     /// An ACK a segment forced out ahead of the one `on_segment` returns.
     prior_ack: Option<Ack>,
+    /// Accurate ECN's counters, on a connection that negotiated it.
+    accecn: Option<accecn::AccEcnRx>,
 }
 
 impl Receiver {
@@ -193,6 +203,7 @@ impl Receiver {
         // `tcp_select_initial_window()` then `tcp_init_buffer_space()`: the handshake offers
         // the buffer's share at the default ratio; the clamp keeps one segment in reserve.
         let advmss = cfg.mss as u64;
+        let cfg_ecn = cfg.ecn;
         let rcvbuf = cfg.host.initial_rcvbuf();
         let rcv_wnd = cfg.host.initial_rcv_wnd(cfg.mss);
         let maxwin = host::win_from_space(rcvbuf, host::DEFAULT_SCALING_RATIO);
@@ -237,6 +248,7 @@ impl Receiver {
             prior_rcv_nxt: 0,
             ce_marks: 0,
             prior_ack: None,
+            accecn: (cfg_ecn == EcnEcho::Accurate).then(accecn::AccEcnRx::default),
         }
     }
 

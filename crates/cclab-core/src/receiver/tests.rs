@@ -347,3 +347,39 @@ fn precise_echo_marks_exactly_the_ce_segments() {
     assert!(!a.ece);
     assert_eq!(r.ce_marks(), 3);
 }
+
+#[test]
+fn accurate_ecn_counts_every_mark_and_acks_each_change_at_once() {
+    let mut r = rx_ecn(EcnEcho::Accurate);
+    r.accecn = Some(accecn::AccEcnRx::default());
+    let ace = |a: &Ack| a.accecn.expect("AccECN feedback").ace as u32;
+    for i in 0..5 {
+        r.on_segment(i, &ecn_seg(i, Ecn::Ect1, false));
+    }
+    r.quickacks = 0;
+    // Unmarked: the delayed ACK waits; ACE still at its initial 5.
+    assert!(r.on_segment(5, &ecn_seg(5, Ecn::Ect1, false)).is_none());
+    // A CE segment: a change of ECN field, ACKed at once; ACE counts it; no ECE or CWR
+    // handshake, and no held ACK sent first (the count needs none).
+    let a = r
+        .on_segment(6, &ecn_seg(6, Ecn::Ce, false))
+        .expect("change-triggered ack");
+    assert_eq!((a.cum, ace(&a)), (7, 6));
+    assert!(!a.ece && r.take_prior_ack().is_none());
+    // Marks in a row: ordinary delayed ACKs, each carrying the running count.
+    assert!(r.on_segment(7, &ecn_seg(7, Ecn::Ce, false)).is_none());
+    let a = r
+        .on_segment(8, &ecn_seg(8, Ecn::Ce, false))
+        .expect("second segment");
+    assert_eq!(ace(&a), (3 + 5) & 7);
+    // The option carries the byte counters (ECT(1), CE, ECT(0)), space allowing.
+    let fb = a.accecn.unwrap();
+    assert_eq!((fb.opt_fields, fb.bytes), (Some(3), [6000, 3000, 0]));
+    assert_eq!(a.wire_len(), crate::packet::HEADER_BYTES + 12);
+    // Back to unmarked: ACKed at once.
+    let a = r
+        .on_segment(9, &ecn_seg(9, Ecn::Ect1, false))
+        .expect("change");
+    assert_eq!(ace(&a), 0);
+    assert_eq!(r.ce_marks(), 3);
+}

@@ -51,7 +51,7 @@ impl Sender {
         let mut st = self.begin_ack(ack);
         self.sacktag(now, ack, &mut st);
         self.clean_rtx_queue(now, ack, &mut st);
-        self.account_delivery(now, &mut st);
+        self.account_delivery(now, ack, &mut st);
         self.ack_update_rtt(now, &mut st);
         self.rearm_rto(now, &st);
         self.rack_update_reo_wnd(&st.rs);
@@ -83,8 +83,9 @@ impl Sender {
         let prior_una = self.tp.snd_una;
         let lost_before = self.tp.lost;
         self.lost_retrans = false;
-        // `tcp_ecn_rcv_ecn_echo()`: ECE counts only on a connection that negotiated ECN.
-        let ece = ack.ece && self.tp.ecn_ok;
+        // `tcp_ecn_rcv_ecn_echo()`: ECE counts only on a connection that negotiated ECN
+        // (with AccECN it comes from the ACE field, in step 5).
+        let ece = ack.ece && self.tp.ecn_ok && !self.accecn;
         let rs = RateSample {
             prior_in_flight,
             is_ack_delayed: ack.delayed,
@@ -203,10 +204,20 @@ impl Sender {
     /// Step 5. What the delivery means beyond the scoreboard: buffer space for the writer,
     /// CE-marked deliveries, the probing start's ACK train.
     #[inline]
-    fn account_delivery(&mut self, now: Nanos, st: &mut AckState) {
+    fn account_delivery(&mut self, now: Nanos, ack: &Ack, st: &mut AckState) {
         st.una_advanced = self.tp.snd_una > st.prior_una;
         self.queue_shrunk |= st.una_advanced;
-        if st.ece {
+        if self.accecn {
+            // `tcp_accecn_process()`: the ACE field (and the option) say how many of the
+            // delivered segments were CE; any makes the ACK's ECE (`FLAG_ECE`).
+            let delivered = st.acc.delivered as u64;
+            let bytes = (delivered * self.cfg.mss as u64).min(u32::MAX as u64) as u32;
+            let progress = st.una_advanced || delivered > 0;
+            let ce = self.accecn_delta(ack, delivered, bytes, progress);
+            self.tp.delivered_ce += ce;
+            st.ece = ce > 0;
+            st.rs.is_ece = st.ece;
+        } else if st.ece {
             // `tcp_count_delivered()`: what an ECE ACK delivers counts as CE-marked.
             self.tp.delivered_ce += st.acc.delivered as u64;
         }
@@ -526,7 +537,8 @@ impl Sender {
             self.undo_marker = None;
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
-            self.queue_cwr = true;
+            // RFC 3168's CWR flag; with AccECN the flag is part of the ACE field.
+            self.queue_cwr = !self.accecn;
             self.stats.cwr_events += 1;
         }
     }

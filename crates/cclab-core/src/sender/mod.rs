@@ -164,6 +164,7 @@ use crate::rtt::RttEstimator;
 use crate::Nanos;
 use std::collections::{BTreeSet, VecDeque};
 
+mod accecn;
 mod input;
 mod output;
 mod recovery;
@@ -403,6 +404,10 @@ pub struct Sender {
     train: Option<[(Nanos, u64); 2]>,
     /// The next new data segment carries CWR (`TCP_ECN_QUEUE_CWR`).
     queue_cwr: bool,
+    /// The connection negotiated Accurate ECN (the controller needs it,
+    /// `TCP_CONG_NEEDS_ACCECN`, and ECN is on): CE counts come from the ACE field.
+    accecn: bool,
+    accecn_tx: Option<accecn::AccEcnTx>,
     /// How far, in segments, the path has been seen to reorder (`tp->reordering`).
     reordering: u32,
     /// `snd_una` when the last loss-driven window reduction began, while it may still be
@@ -421,6 +426,7 @@ impl Sender {
         let mut tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
         tp.hz = cfg.hz.max(1);
         tp.ecn_ok = cfg.ecn || cc.needs_ecn();
+        let accecn = tp.ecn_ok && cc.needs_accecn();
         let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
         tp.paced = pacing;
         let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
@@ -471,6 +477,8 @@ impl Sender {
             skbs_out: 0,
             train: None,
             queue_cwr: false,
+            accecn,
+            accecn_tx: None,
             reordering: TCP_REORDERING,
             undo_marker: None,
             undo_retrans: -1,

@@ -30,6 +30,7 @@ fn ack(cum: u64) -> Ack {
         wnd: 1 << 30,
         tsval: 0,
         ece: false,
+        accecn: None,
     }
 }
 
@@ -377,20 +378,37 @@ fn l4s_controllers_send_ect1() {
         assert!(out.iter().all(|g| g.ecn == Ecn::Ect0), "{cc}");
         assert!(!s.cc.ect1(), "{cc}");
     }
-    // Prague's ECE handling is the sender's: one CWR per window, CWR on the next data.
+    // Prague negotiates Accurate ECN: the ACE field counts the marks (an ECE flag means
+    // nothing), one CWR per window, and no CWR flag on the data (it is part of ACE).
     let mut s = ecn_sender("prague", false);
     drain(&mut s, 0);
     let t = 50 * NS_PER_MS;
     for c in 1..6 {
         let mut a = ack(c);
         a.ece = true;
+        a.accecn = Some(crate::packet::AccEcnFeedback {
+            ace: ((c + crate::receiver::ACE_INIT as u64) & 7) as u8,
+            ..Default::default()
+        });
         s.on_ack(t + c, &a);
         let out = drain(&mut s, t + c);
-        assert!(out.iter().all(|g| g.ecn == Ecn::Ect1));
+        assert!(out.iter().all(|g| g.ecn == Ecn::Ect1 && !g.cwr));
     }
     assert_eq!(s.tcp().ca_state, CaState::Cwr);
     assert_eq!(s.stats().cwr_events, 1);
     assert_eq!(s.tcp().delivered_ce, 5);
+    // An ECE flag without ACE's count is not a mark.
+    let mut s = ecn_sender("prague", false);
+    drain(&mut s, 0);
+    let mut a = ack(1);
+    a.ece = true;
+    a.accecn = Some(crate::packet::AccEcnFeedback {
+        ace: crate::receiver::ACE_INIT as u8,
+        ..Default::default()
+    });
+    s.on_ack(t, &a);
+    assert_eq!(s.tcp().delivered_ce, 0);
+    assert_eq!(s.tcp().ca_state, CaState::Open);
 }
 
 fn sack(cum: u64, blocks: &[(u64, u64)]) -> Ack {

@@ -37,18 +37,13 @@
 //! | `prague_ssthresh`              | [`CongestionControl::ssthresh`]          |
 //! | `prague_cwnd_undo`             | [`CongestionControl::undo_cwnd`]         |
 //! | `prague_tso_segs`              | [`CongestionControl::tso_segs`]          |
-//! | `TCP_CONG_NEEDS_ECN`, `_WANTS_ECT_1` | [`CongestionControl::needs_ecn`], [`CongestionControl::ect1`] |
+//! | `TCP_CONG_NEEDS_ECN`, `_NEEDS_ACCECN`, `_WANTS_ECT_1` | [`CongestionControl::needs_ecn`], [`CongestionControl::needs_accecn`], [`CongestionControl::ect1`] |
 //!
-//! Feedback. Prague needs Accurate ECN (`TCP_CONG_NEEDS_ACCECN`), which counts every CE
-//! mark (the ACE field and the AccECN option). The simulator does not have AccECN yet; in
-//! its place the receiver echoes each change of CE state at once (DCTCP's precise echo,
-//! [`CongestionControl::wants_ce_events`]), so an ACK carries ECE exactly when the
-//! segments it acknowledges were CE and `delivered_ce` counts the marked segments, which
-//! is what AccECN delivers. Where it differs: no 3-bit ACE counter (which can wrap when
-//! more than 7 marks go unacknowledged, e.g. when ACKs are lost) and no AccECN option; the
-//! receiver's CE-change ACKs are immediate, as AccECN's change-triggered ACKs are; and the
-//! sender still sets CWR on its first new segment after a reduction (RFC 3168's flag,
-//! which AccECN uses as part of ACE; the precise-echo receiver does not need it).
+//! Feedback. Prague needs Accurate ECN (`TCP_CONG_NEEDS_ACCECN`,
+//! [`CongestionControl::needs_accecn`]): the receiver counts every CE-marked segment in the
+//! ACE field and the AccECN option (`receiver/accecn.rs`), the sender takes the count into
+//! `delivered_ce` (`sender/accecn.rs`), and Prague reads each ACK's increase of it as the
+//! L4S kernel's `rs->ece_delta`.
 //!
 //! Without ECN the kernel swaps in plain Reno (`prague-reno`); this controller asks for
 //! ECN, which a Linux peer grants (as for DCTCP), so in the simulator that fallback runs
@@ -691,8 +686,8 @@ impl CongestionControl for Prague {
         true
     }
 
-    /// The stand-in for AccECN's per-segment CE counts (see the module docs).
-    fn wants_ce_events(&self) -> bool {
+    /// `TCP_CONG_NEEDS_ACCECN`: the receiver's ACE counts (see the module docs).
+    fn needs_accecn(&self) -> bool {
         true
     }
 

@@ -299,7 +299,7 @@ fn without_ecn_it_is_reno_and_sends_no_ect1() {
     assert!(!c.ect1());
     let mut tp = conn(10, 10);
     let c = prague(PragueParams::default(), &mut tp);
-    assert!(c.ect1() && c.needs_ecn() && c.wants_ce_events());
+    assert!(c.ect1() && c.needs_ecn() && c.needs_accecn() && !c.wants_ce_events());
 }
 
 #[test]
