@@ -76,7 +76,7 @@ fn tail_rank(n: usize, m: usize) -> Option<(usize, f64)> {
         cum += pu;
         k = u + 1;
     }
-    (k > 0).then(|| (k, 1.0 - 2.0 * cum))
+    (k > 0).then_some((k, 1.0 - 2.0 * cum))
 }
 
 /// P(U = u) for u = 0..=n*m under the null hypothesis, by counting orderings: the largest of

@@ -431,7 +431,7 @@ mod tests {
             [15.2, 16.0, 14.9, 15.5, 15.1],
             [39.5, 40.2, 38.5, 40.8, 39.2],
         );
-        let pts = points(&[a.clone()], &[b.clone()]);
+        let pts = points(std::slice::from_ref(&a), std::slice::from_ref(&b));
         assert_eq!(pts.len(), 1);
         let p = &pts[0];
         assert_eq!((p.seeds_a, p.seeds_b), (5, 5));
