@@ -1,6 +1,7 @@
 //! # cclab-report: results for people and for scripts
 //!
-//! - [`table`]: the terminal table (one row per run and flow, a link line per run).
+//! - [`table`]: the terminal table (one row per run and flow, a link line per run);
+//!   [`steady`]: its figures from a moment on (`cclab run --from`), from the time series.
 //! - [`export`]: CSV (flows summary, time series) and JSON writers; [`columns`]: the
 //!   results as typed tables (flows, runs, series), written as [`parquet`] files.
 //! - [`units`]: human formatting of rates, times and ratios.
@@ -28,6 +29,7 @@ pub mod html;
 pub mod load;
 pub mod parquet;
 pub mod plot;
+pub mod steady;
 pub mod stream;
 pub mod table;
 pub mod ts;

@@ -117,6 +117,19 @@ pub(crate) fn run_agg(g: &[&RunResult], m: &MetricDef) -> String {
     agg(v, |x| units::of(m.kind, x))
 }
 
+/// What the table shows besides the whole-run figures.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Steady-state columns: figures over the series bins from this time on, seconds
+    /// ([`crate::steady`]).
+    pub from_s: Option<f64>,
+}
+
+/// A time in seconds as a column heading writes it: "10s", "2.5s".
+fn secs_label(s: f64) -> String {
+    format!("{}s", (s * 1000.0).round() / 1000.0)
+}
+
 /// The table, the lines under it and the link lines of one document, before layout.
 struct Built {
     title: String,
@@ -133,7 +146,12 @@ struct Built {
 /// Measurements of real hosts (backend "host") have no link lines: a real path's link is
 /// unknown (Jain's index of several streams keeps a line).
 pub fn render(doc: &ResultsDoc, title: &str) -> String {
-    let b = build(doc, title);
+    render_with(doc, title, &Options::default())
+}
+
+/// [`render`] with options (steady-state columns).
+pub fn render_with(doc: &ResultsDoc, title: &str, opts: &Options) -> String {
+    let b = build(doc, title, opts);
     let mut out = String::new();
     out.push_str(&b.title);
     out.push('\n');
@@ -186,7 +204,12 @@ fn md_line(s: &str) -> String {
 /// first line as a heading, the rest as text, the table, then the notes and link lines as a
 /// list.
 pub fn render_markdown(doc: &ResultsDoc, title: &str) -> String {
-    let b = build(doc, title);
+    render_markdown_with(doc, title, &Options::default())
+}
+
+/// [`render_markdown`] with options (steady-state columns).
+pub fn render_markdown_with(doc: &ResultsDoc, title: &str, opts: &Options) -> String {
+    let b = build(doc, title, opts);
     let mut out = String::new();
     let mut lines = b.title.lines();
     let head = md_inline(lines.next().unwrap_or("").trim());
@@ -246,7 +269,39 @@ fn published(run: &RunResult) -> Option<(f64, usize)> {
     Some((bps, j))
 }
 
-fn build(doc: &ResultsDoc, title: &str) -> Built {
+/// Whether a run's flows use several controllers.
+fn several_ccs(r: &RunResult) -> bool {
+    r.flows.iter().any(|f| f.cc != r.flows[0].cc)
+}
+
+/// Flow `j`'s controller's share of its run's goodput over the seeds of a group, on the
+/// row of the controller's first flow; None on the other rows.
+fn share_cell(g: &[&RunResult], j: usize) -> Option<String> {
+    let cc = &g[0].flows[j].cc;
+    if g[0].flows.iter().position(|f| &f.cc == cc) != Some(j) {
+        return None;
+    }
+    let v: Vec<f64> = g
+        .iter()
+        .map(|r| {
+            let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+            let own: f64 = r
+                .flows
+                .iter()
+                .filter(|f| &f.cc == cc)
+                .map(|f| f.goodput_bps)
+                .sum();
+            if total > 0.0 {
+                own / total
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    Some(agg(v, units::pct))
+}
+
+fn build(doc: &ResultsDoc, title: &str, opts: &Options) -> Built {
     let param_keys: Vec<String> = doc
         .runs
         .first()
@@ -261,20 +316,46 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
     let multi_seed = groups.iter().any(|g| g.len() > 1);
     // Measurements of real hosts have no emulated link: no link lines.
     let link_known = crate::host::link_known(doc);
+    let share = groups.iter().any(|g| several_ccs(g[0]));
+    // Steady-state figures of every run, by group (None: no series or no bin after `from`).
+    let steady: Option<(f64, Vec<Vec<Option<crate::steady::Steady>>>)> = opts.from_s.map(|from| {
+        let v = groups
+            .iter()
+            .map(|g| g.iter().map(|r| crate::steady::of_run(r, from)).collect())
+            .collect();
+        (from, v)
+    });
     let mut header = vec!["#".to_string()];
     header.extend(param_keys.iter().cloned());
     if multi_seed {
         header.push("seeds".into());
     }
     header.extend(["flow", "cc", GOODPUT.name].map(String::from));
+    if share {
+        header.push("cc share".into());
+    }
     if has_ref {
         header.push("published".into());
         header.push("ratio".into());
     }
     // Retransmits with their ratio (of one seed), or the ratio over seeds.
     header.extend(["retrans", RTT_P50.name, RTT_P99.name].map(String::from));
+    if link_known {
+        header.push(QUEUE_P99.heading.into());
+    }
     if has_fct {
         header.push(FCT.name.into());
+    }
+    if let Some((from, _)) = &steady {
+        let at = secs_label(*from);
+        header.extend([
+            format!("goodput ≥{at}"),
+            format!("srtt p50 ≥{at}"),
+            format!("srtt p99 ≥{at}"),
+        ]);
+        if link_known {
+            header.push(format!("queue p99 ≥{at}"));
+        }
     }
     let mut right = vec![true];
     right.extend(param_keys.iter().map(|_| false));
@@ -282,6 +363,9 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
         right.push(true);
     }
     right.extend([true, false, true]);
+    if share {
+        right.push(true);
+    }
     if has_ref {
         right.extend([true, true]);
     }
@@ -289,6 +373,7 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
     if has_fct {
         right.push(true);
     }
+    right.resize(header.len(), true);
     let mut grid = Grid {
         rows: vec![header],
         right,
@@ -330,6 +415,13 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             row.push(f.id.to_string());
             row.push(f.cc.clone());
             row.push(flow_agg(g, j, &GOODPUT));
+            if share {
+                row.push(if several_ccs(run) {
+                    share_cell(g, j).unwrap_or_default()
+                } else {
+                    String::new()
+                });
+            }
             if has_ref {
                 match reference.filter(|(_, rj)| *rj == j) {
                     Some((bps, _)) => {
@@ -370,6 +462,13 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             }
             row.push(flow_agg(g, j, &RTT_P50));
             row.push(flow_agg(g, j, &RTT_P99));
+            if link_known {
+                row.push(if first {
+                    run_agg(g, &QUEUE_P99)
+                } else {
+                    String::new()
+                });
+            }
             if has_fct {
                 let fcts: Vec<f64> = g.iter().filter_map(|r| FCT.of_flow(&r.flows[j])).collect();
                 let open: Vec<(&RunResult, &FlowResult)> = g
@@ -400,6 +499,42 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
                     unfinished_runs.push(i + 1);
                 }
                 unfinished.extend(open);
+            }
+            if let Some((_, st)) = &steady {
+                let runs = &st[i];
+                let per_seed = |k: usize| -> Vec<f64> {
+                    runs.iter()
+                        .filter_map(|s| {
+                            let (g, p50, p99) = s.as_ref()?.flows.get(j).copied().flatten()?;
+                            Some([g, p50, p99][k]).filter(|x| x.is_finite())
+                        })
+                        .collect()
+                };
+                for (k, fmt) in [
+                    (0, units::rate as fn(f64) -> String),
+                    (1, units::ms),
+                    (2, units::ms),
+                ] {
+                    let v = per_seed(k);
+                    row.push(if v.is_empty() {
+                        "-".into()
+                    } else {
+                        agg(v, fmt)
+                    });
+                }
+                if link_known {
+                    let v: Vec<f64> = runs
+                        .iter()
+                        .filter_map(|s| s.as_ref()?.queue_p99_ms)
+                        .collect();
+                    row.push(if !first {
+                        String::new()
+                    } else if v.is_empty() {
+                        "-".into()
+                    } else {
+                        agg(v, units::ms)
+                    });
+                }
             }
             grid.rows.push(row);
         }
@@ -452,7 +587,7 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             ));
         }
         link_lines.push(format!(
-            "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}, jain {}",
+            "#{}: link {} used, drops {} buffer / {} random{}{}, queue delay p50 {} p99 {}{}",
             i + 1,
             run_agg(g, &LINK_UTILIZATION),
             run_agg(g, &DROPS_BUFFER),
@@ -465,7 +600,12 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
             },
             run_agg(g, &QUEUE_P50),
             run_agg(g, &QUEUE_P99),
-            run_agg(g, &JAIN)
+            // Jain's index says something only of several flows.
+            if run.flows.len() > 1 {
+                format!(", jain {}", run_agg(g, &JAIN))
+            } else {
+                String::new()
+            }
         ));
     }
     let mut notes = Vec::new();
@@ -479,6 +619,32 @@ fn build(doc: &ResultsDoc, title: &str) -> Built {
                 " and the link lines"
             }
         ));
+    }
+    if share {
+        notes.push(
+            "cc share: the controller's share of the run's goodput (all its flows), on its first flow's row"
+                .into(),
+        );
+    }
+    if let Some((from, st)) = &steady {
+        let at = secs_label(*from);
+        let bins: Vec<usize> = st.iter().flatten().flatten().map(|s| s.bins).collect();
+        if bins.is_empty() {
+            notes.push(format!(
+                "≥{at}: no time-series bin from {at} on in these results (the series end earlier or were not recorded)"
+            ));
+        } else {
+            let interval = groups
+                .iter()
+                .flatten()
+                .find_map(|r| r.series.as_ref().map(|s| s.interval_s))
+                .unwrap_or(0.1);
+            notes.push(format!(
+                "≥{at}: over the {} ms series bins from {at} on ({} of them): goodput their mean, srtt the smoothed RTT at each bin's end, queue p99 of each bin's mean delay; the whole-run RTT percentiles are of every RTT sample (one per ACK), queue p99 of every packet",
+                (interval * 1000.0).round(),
+                bins.iter().max().copied().unwrap_or(0)
+            ));
+        }
     }
     if !ratios.is_empty() {
         let ok = ratios.iter().filter(|r| within(r.2)).count();
@@ -599,6 +765,80 @@ mod tests {
         // A single seed prints plain values.
         let t = render(&doc(vec![run(1, 0.0, 10e6)]), "t");
         assert!(!t.contains('[') && !t.contains("median"), "{t}");
+    }
+
+    #[test]
+    fn queue_p99_share_and_jain_only_where_they_say_something() {
+        // One flow: a queue p99 column, no share, no Jain.
+        let t = render(&doc(vec![run(1, 0.0, 10e6)]), "t");
+        let head = t.lines().nth(1).unwrap();
+        assert!(head.contains("queue p99") && !head.contains("share"), "{t}");
+        assert!(!t.contains("jain"), "{t}");
+        // Three CUBIC flows against one BBR: the controllers' shares of 40 Mbit/s.
+        let r = RunBuilder::new()
+            .flows(&[
+                ("cubic", 4e6),
+                ("cubic", 4e6),
+                ("cubic", 4e6),
+                ("bbr", 28e6),
+            ])
+            .rtt_ms(1.0, 2.0, 3.0, 4.0);
+        let t = render(&doc(vec![r.clone()]), "t");
+        assert!(t.lines().nth(1).unwrap().contains("cc share"), "{t}");
+        let rows: Vec<&str> = t.lines().skip(2).take(4).collect();
+        assert!(rows[0].contains("30.0%"), "{t}");
+        assert!(
+            !rows[1].contains("30.0%"),
+            "the share once per controller: {t}"
+        );
+        assert!(rows[3].contains("70.0%"), "{t}");
+        assert!(t.contains("jain"), "{t}");
+        // One controller in several flows: Jain, no share.
+        let same = RunBuilder::new().flows(&[("cubic", 4e6), ("cubic", 6e6)]);
+        let t = render(&doc(vec![same]), "t");
+        assert!(!t.contains("share") && t.contains("jain"), "{t}");
+    }
+
+    #[test]
+    fn from_adds_steady_columns_over_the_late_bins() {
+        use cclab_results::{FlowSeries, TimeSeries};
+        // 10 bins of 1 s: 2 Mbit/s for 5 s, then 12 Mbit/s.
+        let g: Vec<f64> = (0..10).map(|i| if i < 5 { 2e6 } else { 12e6 }).collect();
+        let mut s = TimeSeries {
+            interval_s: 1.0,
+            t_s: (1..=10).map(f64::from).collect(),
+            flows: vec![FlowSeries {
+                id: 0,
+                cc: "bbr".into(),
+                goodput_bps: g,
+                srtt_ms: vec![50.0; 10],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        s.queue_delay_ms.insert("data.queue".into(), vec![3.0; 10]);
+        let d = doc(vec![run(1, 0.0, 7e6).series(s)]);
+        let opts = Options { from_s: Some(5.0) };
+        let t = render_with(&d, "t", &opts);
+        let head = t.lines().nth(1).unwrap();
+        assert!(
+            head.contains("goodput ≥5s") && head.contains("queue p99 ≥5s"),
+            "{t}"
+        );
+        let row = t.lines().nth(2).unwrap();
+        assert!(
+            row.contains("7.00 Mbit/s") && row.contains("12.0 Mbit/s"),
+            "{t}"
+        );
+        assert!(
+            t.contains("(5 of them)") && t.contains("one per ACK"),
+            "{t}"
+        );
+        // Without series: a dash and a note saying why.
+        let t = render_with(&doc(vec![run(1, 0.0, 7e6)]), "t", &opts);
+        assert!(t.contains("no time-series bin from 5s on"), "{t}");
+        // Without --from: no such columns.
+        assert!(!render(&d, "t").contains('≥'));
     }
 
     fn doc(runs: Vec<RunBuilder>) -> ResultsDoc {

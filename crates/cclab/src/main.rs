@@ -27,8 +27,9 @@ enum Cmd {
     Controllers(controllers::ControllersArgs),
     /// Build report.html (tables and plots, self-contained) from one or more results directories
     Report(report::ReportArgs),
-    /// Compare two results (e.g. sim vs kernel, before vs after): setup differences, a summary per
-    /// run, every metric with --all
+    /// Compare two results (e.g. sim vs kernel, before vs after, drop-tail vs FQ-CoDel): setup
+    /// differences, then per matrix point and controller the medians over seeds and B - A with
+    /// a 95% interval, marked significant; per-seed rows and every metric with --all
     Compare(compare::CompareArgs),
     /// Measure simulator speed on the reference workloads (simulated packets per wall second)
     Bench(bench::BenchArgs),

@@ -291,7 +291,7 @@ pub fn document(plan: &Plan, backend: &str, runs: Vec<RunResult>) -> ResultsDoc 
 /// Run every point of every plan; returns one document per plan, runs in matrix order
 /// (each point's seeds consecutive).
 pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Error> {
-    execute_into(plans, opts, None)
+    execute_into(plans, opts, None, true)
 }
 
 /// Where [`execute_into`] hands each run, in run order, as soon as every run before it has
@@ -299,15 +299,17 @@ pub fn execute(plans: &[Plan], opts: &RunOptions) -> Result<Vec<ResultsDoc>, Err
 pub type RunSink<'a> = &'a mut (dyn FnMut(usize, &RunResult) -> Result<(), Error> + Send);
 
 /// [`execute`], handing every run to `sink` in run order as it completes (a results
-/// directory written as the runs come, [`cclab_report::stream`]). With a sink, the returned
-/// documents hold the runs without their time series: those went to the sink, and a sweep
-/// of many runs is not held in memory (the series are most of a run's size). A sink's error
+/// directory written as the runs come, [`cclab_report::stream`]). With a sink and without
+/// `keep_series`, the returned documents hold the runs without their time series: those
+/// went to the sink, and a sweep of many runs is not held in memory (the series are most
+/// of a run's size). A sink's error
 /// stops the matrix (no new run starts) and is returned; after a failed run the sink gets
 /// nothing more.
 pub fn execute_into(
     plans: &[Plan],
     opts: &RunOptions,
     sink: Option<RunSink<'_>>,
+    keep_series: bool,
 ) -> Result<Vec<ResultsDoc>, Error> {
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
     if let Some(dir) = &opts.trace_dir {
@@ -366,6 +368,7 @@ pub fn execute_into(
         next: 0,
         sink,
         failed: None,
+        keep_series,
     });
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -452,12 +455,14 @@ struct Delivery<'s> {
     sink: Option<RunSink<'s>>,
     /// The sink's error, which stops the matrix.
     failed: Option<Error>,
+    /// Runs handed to the sink keep their series.
+    keep_series: bool,
 }
 
 impl Delivery<'_> {
     /// Hand the sink every completed run from `next` on, in order, up to the first missing
-    /// or failed one; each run handed over keeps its flows but drops its series. False when
-    /// the sink failed.
+    /// or failed one; each run handed over keeps its flows but drops its series (unless
+    /// told to keep them). False when the sink failed.
     fn deliver(&mut self, owner: &[usize]) -> bool {
         let Some(sink) = self.sink.as_mut() else {
             return true;
@@ -470,7 +475,9 @@ impl Delivery<'_> {
                 self.failed = Some(e);
                 return false;
             }
-            r.series = None;
+            if !self.keep_series {
+                r.series = None;
+            }
             self.next += 1;
         }
         true

@@ -757,3 +757,44 @@ fn interrupted_out_leaves_nothing_behind() {
     assert!(err.contains("interrupted after"), "{err}");
     assert!(!out_dir.exists(), "partial results left: {err}");
 }
+
+/// `--from` adds steady-state columns computed from the series; a bad time is a one-line
+/// error.
+#[test]
+fn from_adds_steady_state_columns() {
+    let (_, f) = small_scenario("from");
+    let out = cclab()
+        .args([
+            "run",
+            "-q",
+            "--set",
+            "link.loss=0",
+            "--set",
+            "flows.cc=cubic",
+            "--from",
+            "1s",
+        ])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let head = t.lines().find(|l| l.contains("goodput")).expect(&t);
+    for c in ["queue p99", "goodput ≥1s", "srtt p99 ≥1s", "queue p99 ≥1s"] {
+        assert!(head.contains(c), "{c}: {t}");
+    }
+    // 3 s in 100 ms bins: 20 of them start at 1 s or later.
+    assert!(t.contains("(20 of them)"), "{t}");
+    let out = cclab()
+        .args(["run", "-q", "--from", "10"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("--from 10") && e.contains("unit"), "{e}");
+}

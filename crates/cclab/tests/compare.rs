@@ -201,6 +201,13 @@ fn compare_with_itself_is_zero_everywhere_and_unrelated_results_share_nothing() 
         .output()
         .unwrap()))
     .unwrap();
+    // The verdict: no difference, none significant.
+    for p in v["verdict"]["points"].as_array().unwrap() {
+        for r in p["rows"].as_array().unwrap() {
+            assert_eq!(r["diff"]["estimate"].as_f64(), Some(0.0), "{r}");
+            assert_eq!(r["diff"]["significant"], false, "{r}");
+        }
+    }
     for p in v["shared"].as_array().unwrap() {
         assert_eq!(p["seed_a"], p["seed_b"], "exact seed match first");
         for f in p["flows"].as_array().unwrap() {
@@ -284,16 +291,23 @@ fn compare_names_setup_differences_first_and_summarises_before_details() {
         .unwrap_or_else(|| panic!("no link.buffer line: {text}"));
     assert!(line.contains("1bdp → 200pkt"), "{line}");
     assert!(text.contains("--set overrides"), "{text}");
-    // The summary row: goodput with its relative change, utilisation in percentage points.
-    let row = text
-        .lines()
-        .find(|l| l.contains("flow 0 cubic"))
-        .unwrap_or_else(|| panic!("no summary row: {text}"));
+    // The summary per point: goodput with its relative change, utilisation in percentage
+    // points, queue delay; one seed per side gives no interval, and says so.
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row: {text}"))
+            .to_string()
+    };
+    let g = row("cubic goodput ");
     assert!(
-        row.contains("Mbit/s") && row.contains('%') && row.contains(" pp"),
-        "{row}"
+        g.contains("Mbit/s") && g.contains('%') && g.contains("none: one seed per side"),
+        "{g}"
     );
-    // Details only with --all.
+    assert!(row("link utilization ").contains(" pp"), "{text}");
+    assert!(row("queue delay p99 ").contains(" ms"), "{text}");
+    // Per-seed rows and details only with --all.
+    assert!(!text.contains("flow 0 cubic"), "{text}");
     assert!(!text.contains("run queue delay p95"), "{text}");
     let all = ok(cclab()
         .args(["compare", "--all"])
@@ -302,7 +316,9 @@ fn compare_names_setup_differences_first_and_summarises_before_details() {
         .output()
         .unwrap());
     assert!(
-        all.contains("run queue delay p95") && all.contains("setup: link.buffer"),
+        all.contains("run queue delay p95")
+            && all.contains("setup: link.buffer")
+            && all.contains("flow 0 cubic"),
         "{all}"
     );
     let v: Value = serde_json::from_str(&ok(cclab()

@@ -14,8 +14,8 @@ pub(crate) struct CompareArgs {
     /// Second results: a results directory or a results.json file
     #[arg(value_name = "B")]
     b: PathBuf,
-    /// Every metric of every pair of runs (throughput, queue delay, drops by cause, FCT...),
-    /// after the setup differences and the summary
+    /// Per-seed rows, and every metric of every pair of runs (throughput, queue delay, drops
+    /// by cause, FCT...), after the setup differences and the summary per matrix point
     #[arg(long)]
     all: bool,
     /// Print the comparison as JSON

@@ -91,6 +91,11 @@ pub(crate) struct RunArgs {
     /// No progress messages on stderr
     #[arg(short, long)]
     quiet: bool,
+    /// Add steady-state columns to the table: goodput, smoothed RTT and queue delay over the
+    /// time-series bins from this time on (e.g. 10s), beside the whole-run figures, which
+    /// include the start-up (docs/report.md)
+    #[arg(long, value_name = "TIME")]
+    from: Option<String>,
 }
 
 /// Runs `cclab run`.
@@ -104,6 +109,20 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
             "--json and --markdown both choose what stdout carries: give one of them",
         ));
     }
+    let from_s = match &a.from {
+        Some(t) => Some(
+            cclab_scenario::units::parse_time(t)
+                .map_err(|e| Error::new(format!("--from {t}: {e}")))? as f64
+                / 1e9,
+        ),
+        None => None,
+    };
+    if from_s.is_some() && a.json {
+        return Err(Error::new(
+            "--from adds columns to the table, which --json does not print: drop one of them (--out DIR keeps the series, 100 ms bins, for your own steady-state figures)",
+        ));
+    }
+    let table_opts = table::Options { from_s };
     let opts = RunOptions {
         backend: backend.name().to_string(),
         overrides: a.set.clone(),
@@ -130,7 +149,8 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
             let _signals = cclab_sys::SignalGuard::install();
             let mut out = StreamOut::create(dir, &plans, backend.name())?;
             let mut sink = |plan: usize, r: &RunResult| out.push(plan, r);
-            match runner::execute_into(&plans, &opts, Some(&mut sink)) {
+            // The steady-state columns (--from) read the series; otherwise they are on disk.
+            match runner::execute_into(&plans, &opts, Some(&mut sink), from_s.is_some()) {
                 Ok(docs) => {
                     report_written = out.finish()?;
                     docs
@@ -159,9 +179,9 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         for (p, d) in plans.iter().zip(&docs) {
             let title = cclab::output::title(&p.name, &p.path, p.description.as_deref(), d);
             let text = if a.markdown {
-                table::render_markdown(d, &title)
+                table::render_markdown_with(d, &title, &table_opts)
             } else {
-                table::render(d, &title)
+                table::render_with(d, &title, &table_opts)
             };
             let _ = writeln!(out, "{text}");
         }

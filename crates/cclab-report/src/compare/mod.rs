@@ -6,12 +6,17 @@
 //! (a 200-packet against a 1-BDP buffer): its setup differences are listed before any metric.
 //! Flows match by id.
 //!
-//! The text puts the setup differences first, then a summary line per pair (goodput,
-//! retransmits, RTT p50/p99, utilisation, Jain); every metric only with `--all`. A run that
+//! The text puts the setup differences first, then the verdict per matrix point and
+//! controller ([`verdict`]: medians over seeds, B's shift from A with its 95% interval,
+//! significant or not); with `--all`, a summary line per pair of runs (per seed: goodput,
+//! retransmits, RTT p50/p99, utilisation, Jain) and every metric of every pair. A run that
 //! measured a real path (backend "host") has no link metrics: its link is unknown. Differences
 //! of rates, times and counts are relative, `(B - A) / |A|`; differences of percentages and
 //! ratios (utilisation, retransmit ratio) are in percentage points; Jain's index differs by
 //! its plain difference.
+
+mod shift;
+pub mod verdict;
 
 use crate::units;
 use cclab_results::metrics::{
@@ -112,6 +117,8 @@ pub struct Comparison {
     pub only_b: Vec<String>,
     /// Where the documents' scenarios came from, when that differs (file, SHA-256, overrides).
     pub source: Vec<SetupDiff>,
+    /// Per matrix point and controller: medians over seeds and B's shift from A.
+    pub points: Vec<verdict::Point>,
 }
 
 /// One metric of a pair, named and kinded as in the metrics table.
@@ -290,6 +297,7 @@ pub fn compare(a: &[ResultsDoc], b: &[ResultsDoc], label_a: &str, label_b: &str)
         backend_a: join_backends(a),
         backend_b: join_backends(b),
         source: source_diffs(a, b),
+        points: verdict::points(a, b),
         ..Default::default()
     };
     for (i, x) in ra.iter().enumerate() {
@@ -506,7 +514,9 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             let _ = writeln!(o, "{}", line.trim_end());
         }
     }
-    if !c.pairs.is_empty() {
+    let several = c.pairs.iter().any(|p| p.scenario != c.pairs[0].scenario);
+    verdict::render(&mut o, &c.points, several);
+    if all && !c.pairs.is_empty() {
         // No utilisation column when no pair knows its link (real paths).
         let util = c
             .pairs
@@ -514,7 +524,7 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             .any(|p| find(&p.run, &LINK_UTILIZATION).is_some());
         let _ = writeln!(
             o,
-            "\nsummary (A → B; rates, times and counts change in %, {}Jain by difference):",
+            "\nper-seed summary (A → B; rates, times and counts change in %, {}Jain by difference):",
             if util {
                 "utilisation in percentage points, "
             } else {
@@ -533,7 +543,6 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
         .iter()
         .map(|s| s.to_string())
         .collect()];
-        let several = c.pairs.iter().any(|p| p.scenario != c.pairs[0].scenario);
         for p in &c.pairs {
             let run_cells = |def: &MetricDef| find(&p.run, def).map(cell).unwrap_or_default();
             let mut first = true;
@@ -640,7 +649,7 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
     } else if !c.pairs.is_empty() {
         let _ = writeln!(
             o,
-            "\nevery metric of every run (throughput, queue delay, drops by cause, FCT...): cclab compare --all A B"
+            "\nper-seed rows and every metric of every run (throughput, queue delay p95, drops by cause...): cclab compare --all A B"
         );
     }
     if !c.only_a.is_empty() {
@@ -710,6 +719,7 @@ pub fn to_json(c: &Comparison) -> Value {
         })).collect::<Vec<_>>(),
         "only_a": c.only_a,
         "only_b": c.only_b,
+        "verdict": verdict::to_json(&c.points),
     })
 }
 
@@ -751,6 +761,14 @@ mod tests {
             "b",
         );
         let t = render_text(&c, false);
+        let row = t
+            .lines()
+            .find(|l| l.trim_start().starts_with("link utilization"))
+            .expect(&t);
+        assert!(row.contains("80.0%  ") && row.contains("+0.00 pp"), "{t}");
+        // The per-seed row only with --all.
+        assert!(!t.contains("80.0% → 80.0% 0 pp"), "{t}");
+        let t = render_text(&c, true);
         assert!(
             t.contains("utilisation") && t.contains("80.0% → 80.0% 0 pp"),
             "{t}"
