@@ -230,14 +230,10 @@ function chart(fig){
 window.cclabPlot.chart=chart;
 var tsFigs=document.querySelectorAll('figure.plot.ts');
 if(window.uPlot&&tsFigs.length){
-  /* Charts are built when they come near the screen (the static charts show until then):
-     those of open run sections from the load event on, a closed section's when it opens.
-     Without IntersectionObserver, at once. */
-  var io='IntersectionObserver' in window?new IntersectionObserver(function(es){es.forEach(function(e){
-    if(e.isIntersecting){io.unobserve(e.target);chart(e.target)}})},{rootMargin:'400px 0px'}):null;
-  function soon(f){if(io)io.observe(f);else chart(f)}
-  window.addEventListener('load',function(){tsFigs.forEach(function(f){if(!f.closest('details:not([open])'))soon(f)})});
-  document.addEventListener('toggle',function(e){var d=e.target;if(d.open&&d.querySelectorAll)d.querySelectorAll('figure.plot.ts').forEach(soon)},true);
+  /* Charts in open sections at the load event (the static charts show until then); a
+     closed section's when it opens (a lazy figure, data only, is drawn then). */
+  window.addEventListener('load',function(){tsFigs.forEach(function(f){if(!f.closest('details:not([open])'))chart(f)})});
+  document.addEventListener('toggle',function(e){var d=e.target;if(d.open&&d.querySelectorAll)d.querySelectorAll('figure.plot.ts').forEach(chart)},true);
   var rt;window.addEventListener('resize',function(){clearTimeout(rt);rt=setTimeout(function(){
     document.querySelectorAll('figure.plot.live').forEach(function(f){f.__u.setSize(size(f))})},150)});
 }
@@ -250,7 +246,7 @@ function check(phase){
       for(var k=1;k<u.data.length;k++){if(u.data[k].some(function(v){return v!=null}))n++;}
       ok=n>0&&!!cv&&cv.width>0&&(hidden||u.root.getBoundingClientRect().width>0);
     }else if(!f.querySelector('svg')){
-      /* A lazy figure not drawn yet: its data must parse and hold values. */
+      /* A lazy figure not drawn yet (its section is closed): its data must parse and hold values. */
       var el=f.querySelector('script.tsdata'),dd=null;try{dd=JSON.parse(el.textContent)}catch(x){window.__cclabErrors.push('bad chart data in '+f.getAttribute('data-name'))}
       n=dd?dd.s.filter(function(s){return s.v.some(function(v){return v!=null})}).length:0;ok=n>0;
     }else{

@@ -187,7 +187,7 @@ pub(crate) fn run_charts<'a>(
     let rate0 = first.run.link.rate_bps;
     let mut q = if !ts0.queue_delay_ms.is_empty() {
         TsChart::new(
-            &format!("{t}queueing delay per queue (mean of the packets leaving each bin)"),
+            &format!("{t}queueing delay per queue (mean per bin)"),
             Axis::new("queue delay", Unit::Ms),
             dur,
         )
