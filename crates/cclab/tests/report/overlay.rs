@@ -372,3 +372,39 @@ fn calibration_page_shows_the_simulator_against_the_kernel() {
     assert_eq!(v["plots"], 3);
     assert!(v["tables"].as_u64().unwrap() >= 2);
 }
+
+/// A sweep's collapsed run sections carry data only: opening one draws its charts, the PNG
+/// button's export works from the drawn chart, and the self-check passes with them closed.
+#[test]
+fn lazy_run_sections_draw_when_opened_in_chromium() {
+    let Some(bin) = chromium() else {
+        println!("SKIP: lazy_run_sections_draw_when_opened_in_chromium: chromium is not installed and could not be installed");
+        return;
+    };
+    let d = tmpdir("lazy");
+    let f = d.join("lazy.toml");
+    std::fs::write(&f, SMALL).unwrap();
+    let out = d.join("res");
+    run_out(&f, &out, &["--repeat", "3"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<figure class=\"plot ts lazy\""));
+    let (p, check) = probe(
+        &bin,
+        "lazy-probe",
+        &html,
+        r#"var f=document.querySelector('figure.plot.ts.lazy'),det=f.closest('details'),before=!!f.__u;
+det.open=true;await new Promise(function(r){setTimeout(r,50)});
+var u=f.__u||cclabPlot.chart(f);
+var png=await new Promise(function(r){cclabPlot.canvasPng(f,function(b){r(b?b.size:0)})});
+return {name:f.getAttribute('data-name'),before:before,live:f.classList.contains('live'),
+ n:u.data[0].length,series:u.data.length-1,png:png,buttons:f.querySelectorAll('button[data-export]').length};"#,
+    );
+    println!("lazy figure: {p}\nself-check: {check}");
+    assert_eq!(check["errors"], serde_json::json!([]), "{check}");
+    assert_eq!(check["empty"], serde_json::json!([]), "{check}");
+    assert_eq!(p["before"], false, "not drawn while closed: {p}");
+    assert_eq!(p["live"], true, "drawn once opened: {p}");
+    assert!(p["n"].as_u64().unwrap() >= 29, "{p}");
+    assert!(p["png"].as_u64().unwrap() > 2_000, "{p}");
+    assert_eq!(p["buttons"], 1, "PNG only: {p}");
+}
