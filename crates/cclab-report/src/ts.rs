@@ -172,6 +172,40 @@ fn num4(v: f64) -> Value {
     }
 }
 
+/// The step of evenly spaced times (within a millionth of a step), None otherwise or when
+/// there are fewer than three.
+fn uniform_step(x: &[f64]) -> Option<f64> {
+    let n = x.len();
+    if n < 3 {
+        return None;
+    }
+    let step = (x[n - 1] - x[0]) / (n - 1) as f64;
+    let even = step > 0.0
+        && x.iter()
+            .enumerate()
+            .all(|(i, t)| (t - (x[0] + i as f64 * step)).abs() <= step * 1e-6);
+    even.then_some(step)
+}
+
+/// The times of a chart's data: `x`, or `xr` = [first, step, count] expanded.
+#[cfg(test)]
+pub(crate) fn times(d: &Value) -> Vec<f64> {
+    if let Some(r) = d["xr"].as_array() {
+        let (a, s, n) = (
+            r[0].as_f64().unwrap(),
+            r[1].as_f64().unwrap(),
+            r[2].as_u64().unwrap(),
+        );
+        return (0..n).map(|i| a + i as f64 * s).collect();
+    }
+    d["x"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect()
+}
+
 fn dash_array(d: &str) -> Value {
     Value::Array(
         d.split_whitespace()
@@ -240,9 +274,14 @@ pub fn render(c: &TsChart, max_points: usize, id: &str, sync: &str) -> (String, 
         "k": sync,
         "y": label(&c.y.label, unit),
         "u": unit,
-        "x": x.iter().map(|t| num4(*t)).collect::<Vec<_>>(),
         "s": series,
     });
+    // Evenly spaced times (the usual undecimated bins) as [first, step, count]: every chart
+    // of a run would otherwise repeat the same few kB of times.
+    match uniform_step(&x) {
+        Some(step) => d["xr"] = json!([x[0], step, x.len()]),
+        None => d["x"] = json!(x.iter().map(|t| num4(*t)).collect::<Vec<_>>()),
+    }
     if let Some(r) = &c.y2 {
         let (div2, unit2) = r.unit.pick(max * r.factor);
         d["y2"] = json!({"l": label(&r.label, unit2), "f": div * r.factor / div2, "u": unit2});
@@ -282,9 +321,24 @@ mod tests {
         c.lines.push(TsLine::new("a", "#000", &t, v));
         let (_, data) = render(&c, 500, "x", "k");
         let d: Value = serde_json::from_str(&data).unwrap();
-        let x = d["x"].as_array().unwrap();
+        let x = times(&d);
         assert!(x.len() <= 500, "{}", x.len());
         assert!(d["s"][0]["v"].as_array().unwrap().contains(&json!(99)));
+    }
+
+    #[test]
+    fn even_times_are_sent_as_first_step_count() {
+        let t: Vec<f64> = (1..=600).map(|i| i as f64 * 0.1).collect();
+        let mut c = TsChart::new("g", Axis::new("y", Unit::Plain), 60.0);
+        c.lines.push(TsLine::new("a", "#000", &t, vec![1.0; 600]));
+        let (_, data) = render(&c, 1000, "x", "k");
+        let d: Value = serde_json::from_str(&data).unwrap();
+        assert!(d.get("x").is_none(), "{data}");
+        let x = times(&d);
+        assert_eq!(x.len(), 600);
+        assert!((x[599] - 60.0).abs() < 1e-9 && (x[0] - 0.1).abs() < 1e-12);
+        // Uneven times keep the list.
+        assert_eq!(uniform_step(&[0.1, 0.15, 0.2, 0.3]), None);
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub enum ErrorKind {
     Inconsistent,
 }
 
-/// An error about a scenario file. It displays as one line:
+/// An error about a scenario file. It displays as one line (and one more line per further
+/// error of the same file, [`ScenarioError::more`]):
 ///
 /// ```text
 /// seeds/x.toml:7:8: link.rate = "100mbps/s": unknown rate unit "mbps/s" (use e.g. 100mbit, ...)
@@ -48,7 +49,14 @@ pub struct ScenarioError {
     pub value: Option<String>,
     /// What is wrong and what is allowed.
     pub message: String,
+    /// Further independent errors of the same file, in file order (up to
+    /// [`MAX_REPORTED`] in all are shown, one per line under this one): a file with three
+    /// mistakes says so in one go. Empty for most errors.
+    pub more: Vec<ScenarioError>,
 }
+
+/// Errors of one file shown at most; the rest are counted.
+pub const MAX_REPORTED: usize = 5;
 
 impl ScenarioError {
     pub(crate) fn new(kind: ErrorKind, origin: &str, message: impl Into<String>) -> Self {
@@ -61,6 +69,7 @@ impl ScenarioError {
             key: None,
             value: None,
             message: message.into(),
+            more: Vec::new(),
         }
     }
 }
@@ -102,7 +111,25 @@ impl fmt::Display for ScenarioError {
             (Some(k), None) => write!(f, "{}: ", one_line(k))?,
             _ => {}
         }
-        f.write_str(&one_line(&self.message))
+        f.write_str(&one_line(&self.message))?;
+        let shown = self.more.len().min(MAX_REPORTED - 1);
+        for e in &self.more[..shown] {
+            write!(f, "\n{e}")?;
+        }
+        if self.more.len() > shown {
+            write!(
+                f,
+                "\n{}: and {} more error{} (fix these and run again)",
+                one_line(&self.origin),
+                self.more.len() - shown,
+                if self.more.len() - shown == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            )?;
+        }
+        Ok(())
     }
 }
 

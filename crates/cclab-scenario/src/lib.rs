@@ -35,7 +35,7 @@ mod raw;
 pub mod units;
 
 pub use cclab_core::cc::ParamValue;
-pub use error::{ErrorKind, ScenarioError};
-pub use file::{MatrixPoint, ScenarioFile};
+pub use error::{ErrorKind, ScenarioError, MAX_REPORTED};
+pub use file::{MatrixPoint, ScenarioFile, AQM_ALIASES};
 pub use model::*;
 pub use units::Buffer;

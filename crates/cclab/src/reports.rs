@@ -51,6 +51,16 @@ pub fn write_report_page(
     Ok(page)
 }
 
+/// The report of `inputs` with every chart drawn (no lazy sections), for the chart files:
+/// the same charts, names and order as the page written with `opts`.
+pub fn full_page(inputs: &[PathBuf], opts: &html::Options) -> Result<String, Error> {
+    let opts = html::Options {
+        lazy: false,
+        ..opts.clone()
+    };
+    Ok(html::render(&load_all(inputs)?, &opts))
+}
+
 /// Write every chart of `page` into `dir` as SVG (`svg`) and/or PNG (`png_scale`).
 pub fn write_charts(
     page: &str,

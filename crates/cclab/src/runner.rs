@@ -343,6 +343,9 @@ pub fn execute_into(
     .clamp(1, n.max(1));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
+    // Wall time of the finished runs, µs: with several workers, the progress line's estimate
+    // divides the runs left by the workers, not by the rate of the first wave's finishes.
+    let busy_us = std::sync::atomic::AtomicU64::new(0);
     let finished = AtomicBool::new(false);
     // A run stopped by SIGINT/SIGTERM stops the whole matrix: no new run starts.
     let stop = AtomicBool::new(false);
@@ -382,7 +385,9 @@ pub fn execute_into(
                     if i >= n {
                         break;
                     }
+                    let t0 = Instant::now();
                     let r = run_until_quiet(opts, backend.as_ref(), &jobs[i]);
+                    busy_us.fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
                     if matches!(&r, Err(e) if e.exit > 128) {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -398,7 +403,7 @@ pub fn execute_into(
             .collect();
         let shown = opts
             .progress
-            .then(|| s.spawn(|| progress(&done, &finished, n, start)));
+            .then(|| s.spawn(|| progress(&done, &busy_us, workers, &finished, n, start)));
         // Wait for the workers (each stops at a signal or a cancel), then wake the progress
         // thread to clear its line and end: the run's wall time is its work.
         for h in handles {
@@ -531,9 +536,24 @@ fn retry_while_disturbed(
     })
 }
 
+/// Seconds left for `left` runs of `per_run` seconds each on `workers` workers. Not the
+/// elapsed time over the runs done: with 6 workers the first finish comes when 6 runs are
+/// almost done, and that estimate said ~95 s for a 16 s matrix.
+fn eta_s(per_run: f64, left: usize, workers: usize) -> f64 {
+    let par = workers.clamp(1, left.max(1));
+    per_run * left as f64 / par as f64
+}
+
 /// Progress on stderr once a matrix has run for 2 s: a live line on a terminal, else a line
 /// every 10 s.
-fn progress(done: &AtomicUsize, finished: &AtomicBool, n: usize, start: Instant) {
+fn progress(
+    done: &AtomicUsize,
+    busy_us: &std::sync::atomic::AtomicU64,
+    workers: usize,
+    finished: &AtomicBool,
+    n: usize,
+    start: Instant,
+) {
     let tty = std::io::stderr().is_terminal();
     let mut last_line = Instant::now();
     let mut shown = false;
@@ -548,8 +568,9 @@ fn progress(done: &AtomicUsize, finished: &AtomicBool, n: usize, start: Instant)
             continue;
         }
         let d = done.load(Ordering::Relaxed);
+        let per_run = busy_us.load(Ordering::Relaxed) as f64 / 1e6 / d.max(1) as f64;
         let eta = if d > 0 {
-            el.as_secs_f64() / d as f64 * (n - d) as f64
+            eta_s(per_run, n - d, workers)
         } else {
             f64::NAN
         };
@@ -627,5 +648,21 @@ mod retry_tests {
         let r =
             retry_while_disturbed(0, Duration::ZERO, "t", || Ok(run_with(3000.0, 0, 7.0))).unwrap();
         assert_eq!(r.flows[0].goodput_bps, 7.0);
+    }
+}
+
+#[cfg(test)]
+mod eta_tests {
+    use super::eta_s;
+
+    #[test]
+    fn eta_divides_the_runs_left_by_the_workers() {
+        // 36 runs of 2.67 s on 6 workers take 16 s; after the first finish, 35 are left:
+        // about 15.6 s, not 35 x 2.67 = 93 s.
+        let e = eta_s(2.67, 35, 6);
+        assert!((e - 35.0 * 2.67 / 6.0).abs() < 1e-9, "{e}");
+        // The last runs go one per worker.
+        assert_eq!(eta_s(2.0, 2, 6), 2.0);
+        assert_eq!(eta_s(2.0, 0, 6), 0.0);
     }
 }

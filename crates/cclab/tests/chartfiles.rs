@@ -147,7 +147,10 @@ fn svg_and_png_files_for_every_chart_of_the_page() {
     assert_eq!(listing(&charts), want);
     assert_eq!(names[0], "charts-demo-goodput");
     assert!(
-        names.iter().any(|n| n == "charts-demo-run2-rtt"),
+        // Which run, point and controller a chart shows is in its file name.
+        names
+            .iter()
+            .any(|n| n == "charts-demo-run2-loss-1-cubic-rtt"),
         "{names:?}"
     );
 

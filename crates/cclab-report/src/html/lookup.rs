@@ -107,6 +107,36 @@ pub(crate) fn slug(s: &str) -> String {
     o.trim_matches('-').to_string()
 }
 
+/// What a run is, for its charts' titles and file names: its matrix point (the swept values
+/// other than the controller), its controllers (`cubic+bbr`) and, when the document runs a
+/// point over several seeds, its seed. `["loss 1%", "cubic", "seed 2"]`.
+pub(crate) fn run_tag(doc: &ResultsDoc, run: &RunResult) -> Vec<String> {
+    let mut parts = Vec::new();
+    let point = params_label(run, &is_cc_key);
+    if !point.is_empty() {
+        parts.push(point);
+    }
+    let ccs = ccs_of(run);
+    if !ccs.is_empty() {
+        parts.push(ccs.join("+"));
+    }
+    if doc.runs.iter().any(|r| r.seed != run.seed) {
+        parts.push(format!("seed {}", run.seed));
+    }
+    parts
+}
+
+/// A run's charts' title prefix (`#4 loss 1%, cubic, seed 2: `) and the stem of their
+/// names (`NAME-run4-loss-1-cubic-seed-2`): which run, point and controller a chart file
+/// shows, without opening it.
+pub(crate) fn run_names(name: &str, n: usize, tag: &[String]) -> (String, String) {
+    if tag.is_empty() {
+        return (format!("#{n}: "), format!("{name}-run{n}"));
+    }
+    let stem = format!("{name}-run{n}-{}", slug(&tag.join(" ")));
+    (format!("#{n} {}: ", tag.join(", ")), stem)
+}
+
 /// Groups runs that differ only in seed: (params, run indices), in first-seen order.
 pub(crate) fn points(doc: &ResultsDoc) -> Vec<(serde_json::Map<String, Value>, Vec<usize>)> {
     let mut out: Vec<(serde_json::Map<String, Value>, Vec<usize>)> = Vec::new();

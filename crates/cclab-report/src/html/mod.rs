@@ -17,16 +17,18 @@ mod lookup;
 mod overlay;
 mod page;
 mod palette;
+mod point;
 mod run;
 mod sweep;
 mod tables;
 #[cfg(test)]
 mod tests;
+mod tradeoff;
 
 pub use lookup::key_name;
 pub(crate) use lookup::{
     bar_tip, ccs_of, goodput_of, index_of, is_cc_key, median_min_max, params_label, point_label,
-    points, reference_for, reference_text, seeds_note, slug,
+    points, reference_for, reference_text, run_names, run_tag, seeds_note, slug,
 };
 pub(crate) use page::{shell, Page};
 pub(crate) use palette::mix;
@@ -52,8 +54,13 @@ pub struct Options {
     /// Upper bound on the number of points drawn, summed over every time-series line of the
     /// page; each line gets an equal share (between 150 and 1000 points), min/max-decimated.
     pub point_budget: usize,
-    /// Runs whose section starts expanded (the rest are collapsed `<details>`).
+    /// A document of up to this many runs shows every run's section expanded; one of more
+    /// runs (a sweep) expands its first [`OPEN_OF_MANY`] and collapses the rest.
     pub open_runs: usize,
+    /// Collapsed run sections carry only their charts' data, drawn when opened (no static
+    /// SVG: a sweep's page stays light). Off for the chart files (`--svg`/`--png`), which
+    /// need every chart drawn.
+    pub lazy: bool,
     /// Draw every document in the same charts (an overlay), whatever its scenario's name;
     /// by default only documents of the same scenario share charts.
     pub overlay: bool,
@@ -67,8 +74,23 @@ impl Default for Options {
             title: None,
             point_budget: 250_000,
             open_runs: 12,
+            lazy: true,
             overlay: false,
             labels: Vec::new(),
+        }
+    }
+}
+
+/// Runs expanded in a document of more than [`Options::open_runs`] runs.
+pub const OPEN_OF_MANY: usize = 3;
+
+impl Options {
+    /// Whether run `ri` of `n` starts expanded.
+    pub(crate) fn open(&self, ri: usize, n: usize) -> bool {
+        if n <= self.open_runs {
+            true
+        } else {
+            ri < OPEN_OF_MANY.min(self.open_runs)
         }
     }
 }
@@ -288,12 +310,23 @@ fn doc_section(
         let svg = plot::line_chart(&c, &id);
         page.figure(&format!("{name}-{what}"), svg, false);
     }
+    if let Some(c) = tradeoff::chart(doc, pal) {
+        let id = page.id();
+        let svg = plot::line_chart(&c, &id);
+        page.figure(&format!("{name}-goodput-vs-delay"), svg, false);
+    }
     page.body.push_str("</div>");
     seeds_table(&mut page.body, doc);
     summary_table(&mut page.body, doc, pal);
     crate::host::fit_section(&mut page.body, doc);
+    point::section(page, doc, pal, per_line, &name, opts);
     // Runs.
     page.body.push_str("<h3>Runs over time</h3>");
+    let _ = write!(
+        page.body,
+        "<p class=\"muted note\">{}</p>",
+        esc(run::GOODPUT_NOTE)
+    );
     for (ri, run) in doc.runs.iter().enumerate() {
         run_section(
             page,
@@ -303,7 +336,8 @@ fn doc_section(
             run,
             pal,
             per_line,
-            ri < opts.open_runs,
+            opts.open(ri, doc.runs.len()),
+            opts.lazy,
             &name,
         );
     }

@@ -12,8 +12,8 @@
 
 use super::{
     bar_tip, ccs_of, goodput_of, index_of, is_cc_key, key_name, matrix_charts, median_min_max, mix,
-    params_label, point_label, points, reference_for, reference_text, run_charts, seeds_note, slug,
-    ts_figures, Page, Palette, RunRef,
+    params_label, point_label, points, reference_for, reference_text, run_charts, run_names,
+    run_tag, seeds_note, slug, ts_figures, Page, Palette, RunRef,
 };
 use crate::load::Source;
 use crate::plot::{self, esc, Axis, Bar, BarChart, Unit};
@@ -162,6 +162,11 @@ pub(crate) fn section(
     let rows = align(&docs);
     table(&mut page.body, &docs, &rows, pal);
     page.body.push_str("<h3>Runs over time</h3>");
+    let _ = write!(
+        page.body,
+        "<p class=\"muted note\">{}</p>",
+        esc(super::run::GOODPUT_NOTE)
+    );
     for (k, row) in rows.iter().enumerate() {
         run_row(
             page,
@@ -171,7 +176,8 @@ pub(crate) fn section(
             row,
             pal,
             per_line,
-            k < opts.open_runs,
+            opts.open(k, rows.len()),
+            opts.lazy,
             &name,
         );
     }
@@ -469,6 +475,7 @@ fn run_row(
     pal: &Palette,
     per_line: usize,
     open: bool,
+    lazy: bool,
     name: &str,
 ) {
     let present: Vec<(usize, &RunResult)> = row
@@ -543,9 +550,9 @@ fn run_row(
         page.body
             .push_str("<p class=\"muted\">Some documents have no time series for this run.</p>");
     }
-    let charts = run_charts(&refs, pal, &format!("#{} ", k + 1));
-    let sync = format!("{name}-run{}", k + 1);
-    ts_figures(page, charts, per_line, &sync, &sync);
+    let (title, sync) = run_names(name, k + 1, &run_tag(docs[present[0].0], base));
+    let charts = run_charts(&refs, pal, &title);
+    ts_figures(page, charts, per_line, &sync, &sync, lazy && !open);
     page.body.push_str("</details>");
 }
 

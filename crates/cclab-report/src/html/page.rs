@@ -14,6 +14,9 @@ pub(crate) struct Page {
 
 const BUTTONS: &str = "<figcaption><button type=\"button\" data-export=\"svg\" title=\"Download this plot as SVG\">SVG</button><button type=\"button\" data-export=\"png\" title=\"Download this plot as PNG\">PNG</button></figcaption>";
 
+/// A lazy figure's export: PNG of the drawn chart; SVG files come from the command line.
+const LAZY_BUTTONS: &str = "<figcaption><button type=\"button\" data-export=\"png\" title=\"Download this plot as PNG (SVG: cclab report DIR --svg)\">PNG</button></figcaption>";
+
 impl Page {
     pub fn new() -> Page {
         Page {
@@ -39,6 +42,19 @@ impl Page {
         let _ = write!(
             self.body,
             "<figure class=\"plot ts\" data-name=\"{}\">{svg}<script type=\"application/json\" class=\"tsdata\">{data}</script>{BUTTONS}</figure>",
+            esc(name)
+        );
+    }
+    /// A figure with only its interactive chart's data, drawn by the page's script when its
+    /// run section opens (a closed section of a page with many runs): no static SVG in the
+    /// page, which keeps a sweep's page light. Its PNG button exports the drawn chart;
+    /// `cclab report DIR --svg/--png` writes every chart, these included, as files.
+    pub fn figure_lazy(&mut self, name: &str, data: &str) {
+        self.nplot += 1;
+        self.interactive += 1;
+        let _ = write!(
+            self.body,
+            "<figure class=\"plot ts lazy\" data-name=\"{}\"><script type=\"application/json\" class=\"tsdata\">{data}</script>{LAZY_BUTTONS}</figure>",
             esc(name)
         );
     }
@@ -154,10 +170,17 @@ function toPng(svg,cb){
   img.onerror=function(){cb(null)};
   img.src='data:image/svg+xml;charset=utf-8,'+encodeURIComponent(svgText(svg));
 }
-window.cclabPlot={svgText:svgText,toPng:toPng};
+/* A lazy figure (no static SVG) as PNG: its drawn chart's canvas on white; cb(blob or null). */
+function canvasPng(fig,cb){
+  var u=chart(fig),cv=u&&u.ctx&&u.ctx.canvas;if(!cv){cb(null);return;}
+  var c=document.createElement('canvas');c.width=cv.width;c.height=cv.height;var x=c.getContext('2d');
+  x.fillStyle='#fff';x.fillRect(0,0,c.width,c.height);x.drawImage(cv,0,0);c.toBlob(cb,'image/png');
+}
+window.cclabPlot={svgText:svgText,toPng:toPng,canvasPng:canvasPng};
 document.addEventListener('click',function(e){
   var b=e.target.closest&&e.target.closest('button[data-export]');if(!b)return;
   var fig=b.closest('figure'),svg=fig.querySelector('svg'),name=fig.getAttribute('data-name')||'plot';
+  if(!svg){canvasPng(fig,function(p){if(p)save(name+'.png',p);else console.error('PNG export failed for '+name)});return;}
   if(b.getAttribute('data-export')==='svg'){save(name+'.svg',new Blob([svgText(svg)],{type:'image/svg+xml'}));return;}
   toPng(svg,function(p){if(p)save(name+'.png',p);else console.error('PNG export failed for '+name)});
 });
@@ -195,9 +218,10 @@ function chart(fig){
     scales:{x:{time:false},y:{range:function(u,lo,hi){return[Math.min(0,lo),hi>0?hi*1.05:1]}}},
     cursor:{sync:{key:d.k},drag:{x:true,y:false}},legend:{live:true},
     hooks:{setScale:[function(u,k){if(k==='x')syncX(u)}]},plugins:[zoomPan()]};
-  var box=document.createElement('div');box.className='uwrap';fig.insertBefore(box,svg);
-  var u=new uPlot(opts,[d.x].concat(d.s.map(function(s){return s.v})),box);
-  svg.style.display='none';fig.__u=u;u.__key=d.k;fig.classList.add('live');
+  var box=document.createElement('div');box.className='uwrap';fig.insertBefore(box,svg||fig.firstChild);
+  var x=d.x;if(!x){x=[];for(var i=0;i<d.xr[2];i++)x.push(+(d.xr[0]+i*d.xr[1]).toPrecision(9));}
+  var u=new uPlot(opts,[x].concat(d.s.map(function(s){return s.v})),box);
+  if(svg)svg.style.display='none';fig.__u=u;u.__key=d.k;fig.classList.add('live');
   var g=groups[d.k]=groups[d.k]||[];
   if(g.length){syncing=true;u.setScale('x',{min:g[0].scales.x.min,max:g[0].scales.x.max});syncing=false;}
   g.push(u);u.__ready=true;
@@ -206,8 +230,8 @@ function chart(fig){
 window.cclabPlot.chart=chart;
 var tsFigs=document.querySelectorAll('figure.plot.ts');
 if(window.uPlot&&tsFigs.length){
-  /* Charts in open run sections at the load event (the static charts show until then); a
-     closed section's when it opens. */
+  /* Charts in open sections at the load event (the static charts show until then); a
+     closed section's when it opens (a lazy figure, data only, is drawn then). */
   window.addEventListener('load',function(){tsFigs.forEach(function(f){if(!f.closest('details:not([open])'))chart(f)})});
   document.addEventListener('toggle',function(e){var d=e.target;if(d.open&&d.querySelectorAll)d.querySelectorAll('figure.plot.ts').forEach(chart)},true);
   var rt;window.addEventListener('resize',function(){clearTimeout(rt);rt=setTimeout(function(){
@@ -221,6 +245,10 @@ function check(phase){
       var u=f.__u,cv=u.ctx&&u.ctx.canvas;live++;points+=u.data[0].length*(u.data.length-1);
       for(var k=1;k<u.data.length;k++){if(u.data[k].some(function(v){return v!=null}))n++;}
       ok=n>0&&!!cv&&cv.width>0&&(hidden||u.root.getBoundingClientRect().width>0);
+    }else if(!f.querySelector('svg')){
+      /* A lazy figure not drawn yet (its section is closed): its data must parse and hold values. */
+      var el=f.querySelector('script.tsdata'),dd=null;try{dd=JSON.parse(el.textContent)}catch(x){window.__cclabErrors.push('bad chart data in '+f.getAttribute('data-name'))}
+      n=dd?dd.s.filter(function(s){return s.v.some(function(v){return v!=null})}).length:0;ok=n>0;
     }else{
       var g=f.querySelector('svg g.data');n=g?g.querySelectorAll('path,rect,circle').length:0;
       if(g&&n>0){

@@ -30,6 +30,8 @@ pub(crate) fn cc_title(cc: &str) -> String {
     )
 }
 pub(crate) const NEUTRAL: &str = "#495057";
+/// Lines of all flows together (a run's total goodput): black, never a controller's colour.
+pub(crate) const TOTAL: &str = "#111111";
 
 impl Palette {
     pub fn new<'a>(ccs: impl IntoIterator<Item = &'a str>) -> Palette {

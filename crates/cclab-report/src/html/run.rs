@@ -1,8 +1,10 @@
 //! Charts and sections of one run: its flows table and its time-series charts.
 
-use super::lookup::{ccs_of, goodput_of, params_label, share_of, unfinished, unfinished_note};
+use super::lookup::{
+    ccs_of, goodput_of, params_label, run_names, run_tag, share_of, unfinished, unfinished_note,
+};
 use super::page::Page;
-use super::palette::{Palette, NEUTRAL};
+use super::palette::{Palette, NEUTRAL, TOTAL};
 use crate::plot::{self, esc, Axis, Marker, RightAxis, Unit};
 use crate::ts::{self, TsChart, TsLine};
 use crate::units;
@@ -118,15 +120,19 @@ pub(crate) fn run_charts<'a>(
         c
     };
     let mut charts: Vec<(&'static str, TsChart)> = Vec::new();
-    charts.push((
-        "goodput",
-        per_flow(
-            &format!("{t}goodput per flow"),
-            "goodput",
-            Unit::Rate,
-            &|f| &f.goodput_bps,
+    let mut gp = per_flow(
+        &format!(
+            "{t}goodput per flow (in-order data per {} bin)",
+            bin_text(ts0.interval_s)
         ),
-    ));
+        "goodput",
+        Unit::Rate,
+        &|f| &f.goodput_bps,
+    );
+    if !overlay {
+        delivery_rate_lines(&mut gp, ts0, &colors(ts0));
+    }
+    charts.push(("goodput", gp));
     if overlay {
         charts.push((
             "cwnd",
@@ -140,7 +146,7 @@ pub(crate) fn run_charts<'a>(
     } else {
         // cwnd solid, inflight dashed.
         let mut cw = per_flow(
-            &format!("{t}congestion window (solid) and packets in flight (dashed)"),
+            &format!("{t}cwnd (solid) and packets in flight (dashed)"),
             "packets",
             Unit::Plain,
             &|f| &f.cwnd_pkts,
@@ -181,7 +187,7 @@ pub(crate) fn run_charts<'a>(
     let rate0 = first.run.link.rate_bps;
     let mut q = if !ts0.queue_delay_ms.is_empty() {
         TsChart::new(
-            &format!("{t}queueing delay per queue (mean of the packets leaving each bin)"),
+            &format!("{t}queueing delay per queue (mean per bin)"),
             Axis::new("queue delay", Unit::Ms),
             dur,
         )
@@ -285,7 +291,7 @@ pub(crate) fn run_charts<'a>(
             let total: Vec<f64> = (0..ts.t_s.len()).map(|i| ts.total_goodput_bps(i)).collect();
             let mut gl = TsLine::new(
                 &format!("goodput (all flows){}", suffix(r)),
-                "#0969da",
+                TOTAL,
                 &ts.t_s,
                 total,
             );
@@ -297,20 +303,79 @@ pub(crate) fn run_charts<'a>(
     charts
 }
 
+/// A time bin's length as text: `100 ms`, `1 s`.
+pub(crate) fn bin_text(interval_s: f64) -> String {
+    if interval_s <= 0.0 {
+        "time".into()
+    } else if interval_s < 1.0 {
+        format!("{} ms", (interval_s * 1e3 * 10.0).round() / 10.0)
+    } else {
+        format!("{} s", (interval_s * 100.0).round() / 100.0)
+    }
+}
+
+/// What a goodput chart's bins mean, said once above a page's runs: why a bin can top the
+/// link's capacity, and what the dotted delivery-rate lines are.
+pub(crate) const GOODPUT_NOTE: &str = "Goodput over time is the data the receiver delivered in order to the application in each bin, as a rate. A bin can exceed the link's capacity: after a loss the receiver holds back what arrives behind the hole, and releases it all at once when the retransmission fills it. Dotted lines, where the results have them, are the sender's delivery-rate estimate (what the ACKs say got through), which does not jump that way.";
+
+/// The flows' delivery-rate samples as dotted lines in the goodput chart (the ones the
+/// results have: a document without them draws none), named once in the legend.
+fn delivery_rate_lines<'a>(
+    c: &mut TsChart<'a>,
+    ts: &'a cclab_results::TimeSeries,
+    cols: &[String],
+) {
+    let mut any = false;
+    for (f, col) in ts.flows.iter().zip(cols) {
+        if f.delivery_rate_bps.len() != ts.t_s.len()
+            || f.delivery_rate_bps.iter().all(|v| *v <= 0.0)
+        {
+            continue;
+        }
+        let mut l = TsLine::new(
+            &format!("flow {} · {} delivery rate", f.id, f.cc),
+            col,
+            &ts.t_s,
+            f.delivery_rate_bps.clone(),
+        );
+        l.dash = plot::DOT;
+        l.width = 1.0;
+        l.legend = false;
+        c.lines.push(l);
+        any = true;
+    }
+    if any {
+        c.notes
+            .push(("goodput".into(), NEUTRAL.into(), Marker::None, ""));
+        c.notes.push((
+            "delivery rate".into(),
+            NEUTRAL.into(),
+            Marker::None,
+            plot::DOT,
+        ));
+    }
+}
+
 /// Add a run's time-series charts to the page, each as a static SVG with the data of its
 /// interactive chart; `sync` ties the run's charts together (cursor and zoom).
+/// `lazy`: the data only, drawn when the section opens ([`Page::figure_lazy`]).
 pub(crate) fn ts_figures(
     page: &mut Page,
     charts: Vec<(&'static str, TsChart)>,
     per_line: usize,
     name: &str,
     sync: &str,
+    lazy: bool,
 ) {
     page.body.push_str("<div class=\"grid\">");
     for (what, c) in charts {
         let id = page.id();
         let (svg, data) = ts::render(&c, per_line, &id, sync);
-        page.figure_data(&format!("{name}-{what}"), svg, &data);
+        if lazy {
+            page.figure_lazy(&format!("{name}-{what}"), &data);
+        } else {
+            page.figure_data(&format!("{name}-{what}"), svg, &data);
+        }
     }
     page.body.push_str("</div>");
 }
@@ -325,6 +390,7 @@ pub(super) fn run_section(
     pal: &Palette,
     per_line: usize,
     open: bool,
+    lazy: bool,
     name: &str,
 ) {
     let label = params_label(run, &|_| false);
@@ -383,6 +449,7 @@ pub(super) fn run_section(
         page.body.push_str("<p class=\"muted\">No time series for this run (results.json without series/run-N.csv).</p></details>");
         return;
     }
+    let (title, sync) = run_names(name, ri + 1, &run_tag(doc, run));
     let charts = run_charts(
         &[RunRef {
             run,
@@ -391,9 +458,8 @@ pub(super) fn run_section(
             link_known,
         }],
         pal,
-        &format!("#{} ", ri + 1),
+        &title,
     );
-    let sync = format!("{name}-run{}", ri + 1);
-    ts_figures(page, charts, per_line, &sync, &sync);
+    ts_figures(page, charts, per_line, &sync, &sync, lazy && !open);
     page.body.push_str("</details>");
 }

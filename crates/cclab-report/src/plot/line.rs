@@ -90,6 +90,8 @@ impl LineChart {
 
 /// The usual dashes (`stroke-dasharray`).
 pub const DASH: &str = "5 3";
+/// Dots (`stroke-dasharray`): a secondary estimate drawn beside a measured line.
+pub const DOT: &str = "1.5 2.5";
 
 /// Render a line chart as an `<svg>` element; `id` must be unique in the page (clip path).
 pub fn line_chart(c: &LineChart, id: &str) -> String {

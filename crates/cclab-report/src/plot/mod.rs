@@ -18,7 +18,7 @@ mod tests;
 
 pub use axis::{linear_ticks, log_ticks, nice_step, tick_label, Axis, Scale, Unit};
 pub use bar::{bar_chart, Bar, BarChart};
-pub use line::{downsample, line_chart, Line, LineChart, Marker, RightAxis, DASH};
+pub use line::{downsample, line_chart, Line, LineChart, Marker, RightAxis, DASH, DOT};
 pub use scatter::{scatter, Scatter, ScatterPoint};
 
 use std::fmt::Write;

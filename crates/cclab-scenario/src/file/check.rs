@@ -13,12 +13,20 @@ impl ScenarioFile {
     /// Checks structure and every value (each list element on its own). Cross-key rules that
     /// depend on one matrix point are checked by `expand`.
     pub(super) fn check(&self) -> Result<(), ScenarioError> {
+        let mut errs = Errors::default();
+        self.check_into(&mut errs);
+        errs.into_result()
+    }
+
+    /// [`ScenarioFile::check`]'s checks, every independent error into `errs` (a table that
+    /// is missing or of the wrong type is not looked into).
+    fn check_into(&self, errs: &mut Errors) {
         let ctx = self.ctx();
         for e in &self.root.entries {
             if let Some((_, kind)) = TOP_SCALARS.iter().find(|(k, _)| *k == e.key) {
-                check_value(&ctx, Section::Top, &e.key, *kind, &e.node)?;
+                errs.take(check_value(&ctx, Section::Top, &e.key, *kind, &e.node));
             } else if !TOP_TABLES.contains(&e.key.as_str()) {
-                return Err(ctx.err(
+                errs.push(ctx.err(
                     ErrorKind::UnknownKey,
                     &e.key_loc,
                     Some(e.key.clone()),
@@ -27,8 +35,11 @@ impl ScenarioFile {
                 ));
             }
         }
-        if self.root.get("name").is_none() {
-            return Err(ctx.err(
+        // A missing required table or key beside an unknown top-level key is most likely
+        // that key misspelled (`flow` for `flows`): its error says so already.
+        let misspelled = errs.len() > 0;
+        if self.root.get("name").is_none() && !misspelled {
+            errs.push(ctx.err(
                 ErrorKind::MissingKey,
                 &FILE_START,
                 Some("name".into()),
@@ -37,41 +48,65 @@ impl ScenarioFile {
             ));
         }
         // [link]
-        let link = self.root.get("link").ok_or_else(|| {
-            ctx.err(
-                ErrorKind::MissingKey,
-                &FILE_START,
-                Some("link".into()),
-                None,
-                "missing required table [link] (with at least rate and rtt)",
-            )
-        })?;
-        let lt = top_table(&ctx, link)?;
-        check_table(&ctx, Section::Link, lt, &link.node.loc)?;
+        let lt = match self.root.get("link") {
+            None if misspelled => None,
+            None => {
+                errs.push(ctx.err(
+                    ErrorKind::MissingKey,
+                    &FILE_START,
+                    Some("link".into()),
+                    None,
+                    "missing required table [link] (with at least rate and rtt)",
+                ));
+                None
+            }
+            Some(link) => match top_table(&ctx, link) {
+                Ok(lt) => {
+                    check_table(&ctx, Section::Link, lt, &link.node.loc, errs);
+                    Some(lt)
+                }
+                Err(e) => {
+                    errs.push(e);
+                    None
+                }
+            },
+        };
         // [hosts]
         if let Some(h) = self.root.get("hosts") {
-            let ht = top_table(&ctx, h)?;
-            check_table(&ctx, Section::Hosts, ht, &h.node.loc)?;
-            for (new, old) in [("latency", "host_latency"), ("jitter", "host_jitter")] {
-                if let (Some(e), Some(_)) = (ht.get(new), lt.get(old)) {
-                    return Err(ctx.err(ErrorKind::Inconsistent, &e.key_loc, Some(format!("hosts.{new}")), None, format!("given twice: hosts.{new} and its old name link.{old}; keep hosts.{new}")));
+            match top_table(&ctx, h) {
+                Ok(ht) => {
+                    check_table(&ctx, Section::Hosts, ht, &h.node.loc, errs);
+                    for (new, old) in [("latency", "host_latency"), ("jitter", "host_jitter")] {
+                        if let (Some(e), Some(_)) = (ht.get(new), lt.and_then(|lt| lt.get(old))) {
+                            errs.push(ctx.err(ErrorKind::Inconsistent, &e.key_loc, Some(format!("hosts.{new}")), None, format!("given twice: hosts.{new} and its old name link.{old}; keep hosts.{new}")));
+                        }
+                    }
                 }
+                Err(e) => errs.push(e),
             }
         }
+        // [reference]
+        if let Some(r) = self.root.get("reference") {
+            errs.take(top_table(&ctx, r).map(|_| ()));
+        }
         // [[flows]]
-        let flows = self.root.get("flows").ok_or_else(|| {
-            ctx.err(
+        let Some(flows) = self.root.get("flows") else {
+            if misspelled {
+                return;
+            }
+            errs.push(ctx.err(
                 ErrorKind::MissingKey,
                 &FILE_START,
                 Some("flows".into()),
                 None,
                 "missing flows: add at least one [[flows]] group with a cc (e.g. cc = \"cubic\")",
-            )
-        })?;
+            ));
+            return;
+        };
         let groups = match &flows.node.v {
             RawV::Array(a) => a,
             other => {
-                return Err(ctx.err(
+                errs.push(ctx.err(
                     ErrorKind::WrongType,
                     &flows.node.loc,
                     Some("flows".into()),
@@ -80,21 +115,23 @@ impl ScenarioFile {
                     "expected a list of tables (write [[flows]] with double brackets), found {}",
                     other.type_name()
                 ),
-                ))
+                ));
+                return;
             }
         };
         if groups.is_empty() {
-            return Err(ctx.err(
+            errs.push(ctx.err(
                 ErrorKind::MissingKey,
                 &flows.node.loc,
                 Some("flows".into()),
                 Some(&flows.node.v),
                 "empty: add at least one [[flows]] group with a cc (e.g. cc = \"cubic\")",
             ));
+            return;
         }
         for (i, g) in groups.iter().enumerate() {
             let RawV::Table(t) = &g.v else {
-                return Err(ctx.err(
+                errs.push(ctx.err(
                     ErrorKind::WrongType,
                     &g.loc,
                     Some(format!("flows.{i}")),
@@ -104,24 +141,52 @@ impl ScenarioFile {
                         g.v.type_name()
                     ),
                 ));
+                continue;
             };
-            check_table(&ctx, Section::Flow(i), t, &g.loc)?;
-        }
-        // [reference]
-        if let Some(r) = self.root.get("reference") {
-            top_table(&ctx, r)?;
+            check_table(&ctx, Section::Flow(i), t, &g.loc, errs);
         }
         // A bulk flow runs for the whole run, so the run needs a length.
         if self.root.get("duration").is_none() {
             for (i, g) in groups.iter().enumerate() {
                 if let RawV::Table(t) = &g.v {
                     if t.get("size").is_none() {
-                        return Err(ctx.err(ErrorKind::Inconsistent, &g.loc, Some(format!("flows.{i}")), None, "this flow group has no size, so it is bulk and the scenario needs a duration (add e.g. duration = \"10s\" at the top, or give the flows a size)"));
+                        errs.push(ctx.err(ErrorKind::Inconsistent, &g.loc, Some(format!("flows.{i}")), None, "this flow group has no size, so it is bulk and the scenario needs a duration (add e.g. duration = \"10s\" at the top, or give the flows a size)"));
+                        break;
                     }
                 }
             }
         }
-        Ok(())
+    }
+}
+
+/// The errors found in a file, in the order checked (top-level keys, then [link], [hosts],
+/// [[flows]]); reported together (the first as the
+/// error, the others under it: [`ScenarioError::more`]).
+#[derive(Default)]
+pub(super) struct Errors(Vec<ScenarioError>);
+
+impl Errors {
+    fn push(&mut self, e: ScenarioError) {
+        self.0.push(e);
+    }
+    fn take(&mut self, r: Result<(), ScenarioError>) {
+        if let Err(e) = r {
+            self.0.push(e);
+        }
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// Ok when none; else the first error carrying the others (in file order).
+    fn into_result(self) -> Result<(), ScenarioError> {
+        let mut v = self.0;
+        if v.is_empty() {
+            return Ok(());
+        }
+        // In the order checked: the first is the one a file with that mistake alone gave.
+        let mut first = v.remove(0);
+        first.more = v;
+        Err(first)
     }
 }
 
@@ -141,12 +206,8 @@ fn top_table<'e>(ctx: &Ctx<'_>, e: &'e Entry) -> Result<&'e Table, ScenarioError
 }
 
 /// Checks the keys of `[link]`, `[hosts]` or one `[[flows]]` group and their values.
-fn check_table(
-    ctx: &Ctx<'_>,
-    section: Section,
-    t: &Table,
-    table_loc: &Loc,
-) -> Result<(), ScenarioError> {
+fn check_table(ctx: &Ctx<'_>, section: Section, t: &Table, table_loc: &Loc, errs: &mut Errors) {
+    let before = errs.len();
     let prefix = match section {
         Section::Link => "link.",
         Section::Hosts => "hosts.",
@@ -156,17 +217,17 @@ fn check_table(
     };
     for e in &t.entries {
         if let (Section::Flow(i), CC_PARAMS) = (section, e.key.as_str()) {
-            check_cc_params(ctx, i, t, e)?;
+            check_cc_params(ctx, i, t, e, errs);
             continue;
         }
         if let (Section::Link, Some(sub), RawV::Table(st)) = (section, Sub::of(&e.key), &e.node.v) {
-            check_table(ctx, Section::LinkSub(sub), st, &e.node.loc)?;
+            check_table(ctx, Section::LinkSub(sub), st, &e.node.loc, errs);
             continue;
         }
         match key_kind(section, &e.key, ctx.cat) {
-            Some(kind) => check_value(ctx, section, &e.key, kind, &e.node)?,
+            Some(kind) => errs.take(check_value(ctx, section, &e.key, kind, &e.node)),
             None => {
-                return Err(ctx.err(
+                errs.push(ctx.err(
                     ErrorKind::UnknownKey,
                     &e.key_loc,
                     Some(qualified(section, &e.key)),
@@ -185,14 +246,19 @@ fn check_table(
         Section::LinkSub(_) => &[("rate", "rate = \"10mbit\"")],
         _ => &[],
     };
+    // A required key missing beside an unknown key is most likely that key misspelled:
+    // the unknown key's error says so, the missing key's would only repeat it.
+    let misspelled = errs.0[before..]
+        .iter()
+        .any(|e| e.kind == ErrorKind::UnknownKey);
     for (k, example) in required {
-        if t.get(k).is_none() {
+        if t.get(k).is_none() && !misspelled {
             let head = match section {
                 Section::Link => "[link]".to_string(),
                 Section::LinkSub(sub) => format!("[link.{}]", sub.key()),
                 _ => "this [[flows]] group".to_string(),
             };
-            return Err(ctx.err(
+            errs.push(ctx.err(
                 ErrorKind::MissingKey,
                 table_loc,
                 Some(qualified(section, k)),
@@ -201,10 +267,10 @@ fn check_table(
             ));
         }
     }
-    if section == Section::LinkSub(Sub::Aqm) {
-        check_aqm_params(ctx, t)?;
+    // Its parameters against its discipline, once the table itself is sound.
+    if section == Section::LinkSub(Sub::Aqm) && errs.len() == before {
+        errs.take(check_aqm_params(ctx, t));
     }
-    Ok(())
 }
 
 /// Checks that each parameter of a `[link.aqm]` table is one its discipline takes, or, when the
@@ -299,9 +365,9 @@ pub(super) fn group_ccs<'c>(cat: &'c CcCatalog, group: &Table) -> Vec<&'c CcEntr
 /// Checks `cc_params` of flow group `i`: a table whose every key is a parameter of at least
 /// one of the group's controllers (a group that sweeps `cc` may set the parameters of any of
 /// them; each run applies those of its own controller).
-fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry) -> Result<(), ScenarioError> {
+fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry, errs: &mut Errors) {
     let RawV::Table(pt) = &e.node.v else {
-        return Err(ctx.err(
+        return errs.push(ctx.err(
             ErrorKind::WrongType,
             &e.node.loc,
             Some(qualified(Section::Flow(i), CC_PARAMS)),
@@ -341,35 +407,51 @@ fn check_cc_params(ctx: &Ctx<'_>, i: usize, group: &Table, e: &Entry) -> Result<
                     format!("{names} takes no parameters")
                 }
             } else {
-                let near = candidates
-                    .iter()
-                    .map(|c| (levenshtein(&pe.key.to_ascii_lowercase(), c), *c))
-                    .min()
-                    .filter(|(d, _)| *d <= 3)
-                    .map(|(_, c)| format!("did you mean {c}? "))
+                let near = closest_param(&pe.key, &candidates)
+                    .map(|c| format!("did you mean {c}? "))
                     .unwrap_or_default();
                 format!(
                     "not a parameter of {names} ({near}parameters: {})",
                     candidates.join(", ")
                 )
             };
-            return Err(ctx.err(
+            errs.push(ctx.err(
                 ErrorKind::UnknownKey,
                 &pe.key_loc,
                 Some(qualified(Section::CcParams(i), &pe.key)),
                 None,
                 msg,
             ));
+            continue;
         };
-        check_value(
+        errs.take(check_value(
             ctx,
             Section::CcParams(i),
             &pe.key,
             Kind::Param(spec),
             &pe.node,
-        )?;
+        ));
     }
-    Ok(())
+}
+
+/// The controller parameter `key` was probably meant to be: the same name in another case
+/// or with `-` for `_`, else the closest by edit distance (up to 3 edits, or a third of the
+/// name for long names), else one that contains it or is contained in it
+/// (`hystart_ack_delta` for `hystart_ack_delta_us`).
+pub(super) fn closest_param<'c>(key: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    if k.is_empty() {
+        return None;
+    }
+    let (d, best) = candidates.iter().map(|c| (levenshtein(&k, c), *c)).min()?;
+    if d <= 3.max(k.chars().count() / 3) {
+        return Some(best);
+    }
+    candidates
+        .iter()
+        .copied()
+        .filter(|c| k.len() >= 4 && (c.contains(k.as_str()) || k.contains(c)))
+        .min_by_key(|c| c.len().abs_diff(k.len()))
 }
 
 /// Checks one value, or each element of a list.

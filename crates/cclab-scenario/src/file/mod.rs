@@ -28,6 +28,7 @@ use crate::model::*;
 use crate::raw::{self, LineIndex, Loc, RawV, Table};
 
 pub use matrix::MatrixPoint;
+pub use schema::AQM_ALIASES;
 use schema::{Section, CC_PARAMS};
 
 /// A parsed and checked scenario file. Values may still be lists; [`ScenarioFile::expand`]

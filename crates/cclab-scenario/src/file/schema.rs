@@ -83,6 +83,15 @@ pub(super) const TOP_TABLES: &[&str] = &["link", "hosts", "flows", "reference"];
 /// (`cclab_path::AQMS`, where each discipline is registered.)
 pub static AQM_NAMES: LazyLock<Vec<&'static str>> =
     LazyLock::new(|| cclab_path::AQMS.iter().map(|a| a.name).collect());
+/// Other names `link.aqm` accepts for a queue discipline (`-` and `_` alike, any case):
+/// (alias, discipline). Documented in docs/scenarios.md and listed by `cclab controllers`.
+pub const AQM_ALIASES: &[(&str, &str)] = &[
+    ("drop_tail", "droptail"),
+    ("fifo", "droptail"),
+    ("bfifo", "droptail"),
+    ("none", "droptail"),
+    ("fqcodel", "fq_codel"),
+];
 /// Units of random loss (`link.loss_unit`).
 pub const LOSS_UNITS: &[&str] = &["segment", "gso"];
 /// Keys of `[link]`: these, with a key per token bucket (`cclab_path::BUCKETS`) after `aqm`.

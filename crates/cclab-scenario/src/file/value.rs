@@ -4,7 +4,7 @@
 use cclab_core::cc::{ParamKind, ParamValue};
 use serde_json::Value;
 
-use super::schema::{Kind, AQM_NAMES, LOSS_UNITS};
+use super::schema::{Kind, AQM_ALIASES, AQM_NAMES, LOSS_UNITS};
 use crate::error::ErrorKind;
 use crate::model::*;
 use crate::raw::RawV;
@@ -257,10 +257,9 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
         Kind::Aqm | Kind::AqmName => match v {
             RawV::Str(s) => {
                 let t = s.trim().to_ascii_lowercase().replace('-', "_");
-                let t = match t.as_str() {
-                    "drop_tail" | "fifo" | "bfifo" | "none" => "droptail".to_string(),
-                    "fqcodel" => "fq_codel".to_string(),
-                    _ => t,
+                let t = match AQM_ALIASES.iter().find(|(a, _)| *a == t) {
+                    Some((_, name)) => name.to_string(),
+                    None => t,
                 };
                 match AQM_NAMES.iter().find(|n| **n == t) {
                     Some(n) => Ok(Val::Str(n.to_string())),

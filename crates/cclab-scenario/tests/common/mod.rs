@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use cclab_scenario::{MatrixPoint, Scenario, ScenarioError, ScenarioFile};
+use cclab_scenario::{MatrixPoint, Scenario, ScenarioError, ScenarioFile, MAX_REPORTED};
 
 pub const BASE: &str = r#"name = "t"
 duration = "10s"
@@ -71,14 +71,24 @@ pub fn with_link(extra: &str) -> String {
     BASE.replace("rtt = \"20ms\"\n", &format!("rtt = \"20ms\"\n{extra}\n"))
 }
 
-/// The error of loading, overriding or expanding, checked to be one line.
+/// Lines an error displays as: one per error, the first [`MAX_REPORTED`] of them and then
+/// a line counting the rest.
+pub fn error_lines(e: &ScenarioError) -> usize {
+    let more = e.more.len();
+    1 + more.min(MAX_REPORTED - 1) + usize::from(more >= MAX_REPORTED)
+}
+
+/// The error of loading, overriding or expanding, checked to be one line per error (a file
+/// with several independent mistakes names them together, each on its own line).
 pub fn one_line(e: ScenarioError) -> (ScenarioError, String) {
     let s = e.to_string();
-    assert!(
-        !s.contains('\n') && !s.contains('\r'),
-        "not one line: {s:?}"
+    assert!(!s.contains('\r'), "a carriage return in: {s:?}");
+    assert_eq!(
+        s.lines().count(),
+        error_lines(&e),
+        "not one line per error: {s:?}"
     );
-    assert!(!s.trim().is_empty());
+    assert!(s.lines().all(|l| !l.trim().is_empty()), "{s:?}");
     (e, s)
 }
 

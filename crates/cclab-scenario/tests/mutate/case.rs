@@ -68,14 +68,28 @@ pub fn check_error(e: &ScenarioError, origin: &str, stage: &str) -> Result<(), P
     if s.trim().is_empty() {
         return fail("empty error text");
     }
-    if s.contains('\n') || s.contains('\r') {
-        return fail("error text is not one line");
+    // One line per error: a file's independent errors come together (at most
+    // MAX_REPORTED of them, then a line counting the rest), each on a line of its own.
+    let lines: Vec<&str> = s.split('\n').collect();
+    if lines.len() > cclab_scenario::MAX_REPORTED + 1 {
+        return fail("more error lines than MAX_REPORTED and the count of the rest");
     }
-    if s.chars().any(char::is_control) {
-        return fail("error text contains a control character");
+    if lines.len()
+        != 1 + e.more.len().min(cclab_scenario::MAX_REPORTED - 1)
+            + (e.more.len() >= cclab_scenario::MAX_REPORTED) as usize
+    {
+        return fail("error text is not one line per error");
     }
-    if !s.starts_with(origin) {
-        return fail("error text does not start with the file name");
+    for l in lines {
+        if l.trim().is_empty() {
+            return fail("empty error line");
+        }
+        if l.chars().any(char::is_control) {
+            return fail("error text contains a control character");
+        }
+        if !l.starts_with(origin) {
+            return fail("error text does not start with the file name");
+        }
     }
     Ok(())
 }

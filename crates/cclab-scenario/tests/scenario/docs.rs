@@ -219,3 +219,27 @@ fn docs_list_every_declared_bucket_setting_with_its_default() {
         assert!(row[4].starts_with(b.help), "{}: {}", b.name, row[4]);
     }
 }
+
+/// Every other name `link.aqm` accepts is documented and loads as its discipline.
+#[test]
+fn docs_name_every_aqm_alias() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/scenarios.md");
+    let doc = std::fs::read_to_string(path).expect("docs/scenarios.md");
+    for (alias, name) in AQM_ALIASES {
+        assert!(
+            doc.contains(&format!("`\"{alias}\"`")),
+            "{alias} not in docs/scenarios.md"
+        );
+        for spelled in [
+            alias.to_string(),
+            alias.to_uppercase(),
+            alias.replace('_', "-"),
+        ] {
+            let pts = load(&with_link(&format!("aqm = \"{spelled}\"")))
+                .expand()
+                .unwrap();
+            assert_eq!(pts[0].scenario.link.path.aqm.name(), *name, "{spelled}");
+        }
+    }
+    assert!(doc.contains("`\"fq-codel\"`"));
+}

@@ -412,3 +412,72 @@ fn error_io_names_path() {
         "{e}"
     );
 }
+
+/// A file with several independent mistakes names them all in one go, in file order, each
+/// on its own line with its file:line:col, key, cause and fix.
+#[test]
+fn several_errors_at_once() {
+    let text = "name = \"e\"\nduration = \"5s\"\n[link]\nrate = \"10mbitt\"\nrtt = \"20ms\"\nlos = \"1%\"\n[[flows]]\ncc = \"cubic\"\ncc_params = { hystrat = false }\n";
+    let (e, s) = error_of(text);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 3, "{s}");
+    assert!(
+        lines[0].starts_with("t.toml:4:8: link.rate") && lines[0].contains("mbitt"),
+        "{s}"
+    );
+    assert!(
+        lines[1].starts_with("t.toml:6:1: link.los") && lines[1].contains("did you mean loss"),
+        "{s}"
+    );
+    assert!(
+        lines[2].starts_with("t.toml:9:") && lines[2].contains("did you mean hystart?"),
+        "{s}"
+    );
+    // The first is the error; the others ride along.
+    assert_eq!(e.line, Some(4));
+    assert_eq!(e.more.len(), 2);
+    assert_eq!(e.more[1].kind, ErrorKind::UnknownKey);
+    // A file with one mistake still gets one line.
+    let (one, s) = error_of(
+        &text
+            .replace("los =", "loss =")
+            .replace("hystrat", "hystart"),
+    );
+    assert!(one.more.is_empty() && s.lines().count() == 1, "{s}");
+}
+
+/// Many mistakes: the first handful shown, the rest counted.
+#[test]
+fn many_errors_are_capped() {
+    let mut text = String::from(
+        "name = \"e\"\nduration = \"5s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\n",
+    );
+    for i in 0..9 {
+        text.push_str(&format!("bogus{i} = 1\n"));
+    }
+    text.push_str("[[flows]]\ncc = \"cubic\"\n");
+    let (e, s) = error_of(&text);
+    assert_eq!(e.more.len(), 8);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), MAX_REPORTED + 1, "{s}");
+    assert!(
+        lines[MAX_REPORTED].ends_with("and 4 more errors (fix these and run again)"),
+        "{s}"
+    );
+}
+
+/// "did you mean" for controller parameters: a typo, another spelling, a shortened name.
+#[test]
+fn cc_params_did_you_mean() {
+    for (typo, meant) in [
+        ("hystrat", "hystart"),
+        ("fast-convergence", "fast_convergence"),
+        ("Fast_Convergance", "fast_convergence"),
+        ("hystart_ack_delta", "hystart_ack_delta_us"),
+    ] {
+        let text = format!("name = \"e\"\nduration = \"5s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"cubic\"\ncc_params = {{ {typo} = 1 }}\n");
+        let (e, s) = error_of(&text);
+        assert_eq!(e.kind, ErrorKind::UnknownKey, "{s}");
+        assert!(s.contains(&format!("did you mean {meant}?")), "{typo}: {s}");
+    }
+}

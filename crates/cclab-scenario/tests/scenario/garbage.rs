@@ -27,13 +27,18 @@ fn exercise(text: &str, overrides: &[&str]) -> bool {
     match ScenarioFile::from_str(text, "fuzz.toml") {
         Err(e) => {
             let s = e.to_string();
-            assert!(!s.contains('\n') && s.starts_with("fuzz.toml"), "{s}");
+            // One line per error, each naming the file.
+            assert!(s.lines().all(|l| l.starts_with("fuzz.toml")), "{s}");
+            assert_eq!(s.lines().count(), crate::common::error_lines(&e), "{s}");
             false
         }
         Ok(mut f) => {
             for o in overrides {
                 if let Err(e) = f.apply_override(o) {
-                    assert!(!e.to_string().contains('\n'));
+                    assert_eq!(
+                        e.to_string().lines().count(),
+                        crate::common::error_lines(&e)
+                    );
                 }
             }
             if f.matrix_len() <= 1000 {

@@ -68,5 +68,19 @@ pub(crate) fn run(a: ControllersArgs) -> Result<(), Error> {
     if cat.bpf_objects {
         println!("\n  bpf:PATH: your own BPF struct_ops object (a tcp_congestion_ops built with clang -target bpf; docs/kernel.md)");
     }
+    println!("\nqueue disciplines for link.aqm (docs/scenarios.md):");
+    for name in cclab_path::AQMS.iter().map(|a| a.name) {
+        let aliases: Vec<&str> = cclab_scenario::AQM_ALIASES
+            .iter()
+            .filter(|(_, n)| *n == name)
+            .map(|(a, _)| *a)
+            .collect();
+        if aliases.is_empty() {
+            println!("  {name}");
+        } else {
+            println!("  {name} (or {})", aliases.join(", "));
+        }
+    }
+    println!("  (names match in any case, with - or _)");
     Ok(())
 }

@@ -39,10 +39,18 @@ pub(crate) struct ReportArgs {
     /// Pixels per SVG unit of the --png files (2 = sharp on HiDPI screens and in tickets)
     #[arg(long, default_value_t = cclab_report::chartfile::DEFAULT_SCALE, value_name = "X")]
     png_scale: f32,
+    /// Print the results as GitHub-flavoured Markdown tables on stdout (the table `cclab run
+    /// --markdown` prints, one per results document) instead of writing the page: for
+    /// tickets, without re-running
+    #[arg(long, conflicts_with_all = ["out", "svg", "png", "charts_dir", "overlay", "label"])]
+    markdown: bool,
 }
 
 /// Runs `cclab report`.
 pub(crate) fn run(a: ReportArgs) -> Result<(), Error> {
+    if a.markdown {
+        return markdown(&a.dirs, a.title.as_deref());
+    }
     let out = match &a.out {
         Some(f) => f.clone(),
         None => {
@@ -82,7 +90,13 @@ pub(crate) fn run(a: ReportArgs) -> Result<(), Error> {
                 .join("charts")
         });
         let scale = a.png.then_some(a.png_scale);
-        let w = reports::write_charts(&page, &dir, a.svg, scale)?;
+        // Collapsed sections of the page carry data only: the files come from every chart drawn.
+        let full = if page.contains("plot ts lazy") {
+            reports::full_page(&a.dirs, &opts)?
+        } else {
+            page
+        };
+        let w = reports::write_charts(&full, &dir, a.svg, scale)?;
         let n = w.charts;
         if n == 0 {
             println!(
@@ -110,5 +124,25 @@ pub(crate) fn run(a: ReportArgs) -> Result<(), Error> {
             w.bytes as f64 / 1e3
         );
     }
+    Ok(())
+}
+
+/// `cclab report DIR --markdown`: each results document's table as Markdown on stdout,
+/// headed as `cclab run --markdown` heads it (`--title` replaces the scenario's name).
+fn markdown(dirs: &[PathBuf], title: Option<&str>) -> Result<(), Error> {
+    let sources = reports::load_all(dirs)?;
+    let mut out = String::new();
+    for s in &sources {
+        let name = title.unwrap_or(&s.doc.scenario);
+        let path = s
+            .file
+            .clone()
+            .or_else(|| s.origin.as_ref().map(|o| o.display().to_string()))
+            .unwrap_or_else(|| "results".into());
+        let head = cclab::output::title(name, &path, s.description.as_deref(), &s.doc);
+        out.push_str(&cclab_report::table::render_markdown(&s.doc, &head));
+        out.push('\n');
+    }
+    print!("{out}");
     Ok(())
 }

@@ -6,7 +6,8 @@ use clap::Subcommand;
 
 #[derive(Subcommand)]
 pub(crate) enum TraceCmd {
-    /// A rate step down and back up: HIGH for --high, LOW for --low, HIGH again to --length
+    /// A rate step down and back up: --high for --high-for, --low for --low-for, then --high
+    /// again to --length
     Step {
         /// The high rate (e.g. 48mbit)
         #[arg(long)]
@@ -27,7 +28,7 @@ pub(crate) enum TraceCmd {
         #[arg(long, value_name = "FILE")]
         out: Option<String>,
     },
-    /// A periodic outage: RATE, except nothing for --outage of every --period
+    /// A periodic outage: --rate, except nothing for --outage of every --period
     Outage {
         #[arg(long)]
         rate: String,

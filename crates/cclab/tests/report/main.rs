@@ -90,6 +90,22 @@ fn count(hay: &str, needle: &str) -> usize {
     hay.matches(needle).count()
 }
 
+/// The text of run `n`'s `what` chart (`goodput`, `rtt`, ...) in scenario `name`'s section:
+/// its figure is named `NAME-runN-<point, controllers, seed>-WHAT`.
+fn run_figure<'a>(html: &'a str, name: &str, n: usize, what: &str) -> &'a str {
+    let key = format!("data-name=\"{name}-run{n}-");
+    let mut from = 0;
+    while let Some(i) = html[from..].find(&key) {
+        let at = from + i;
+        let end = html[at + 11..].find('"').unwrap() + at + 11;
+        if html[at..end].ends_with(&format!("-{what}")) {
+            return figure(html, &html[at + 11..end]);
+        }
+        from = end;
+    }
+    panic!("no {what} chart of run {n} of {name}")
+}
+
 /// Text of every `<figure ... data-name="NAME">...</figure>` (the SVG inside).
 fn figure<'a>(html: &'a str, name: &str) -> &'a str {
     let at = html

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::common::{cclab, tmpdir};
 use crate::{
-    bars, browse, chromium, count, figure, lines_of, lossy_lan, run_out, selfcheck, tsdata, SMALL,
+    bars, browse, chromium, count, figure, lines_of, lossy_lan, run_figure, run_out, selfcheck,
+    tsdata, SMALL,
 };
 
 /// `src` copied to `dst` as if another backend had produced it: `backend` set to "kernel",
@@ -108,7 +109,7 @@ fn overlay_of_a_simulator_and_a_kernel_document() {
     assert_eq!(count(t, ">-10.0%</td>"), 6, "goodput B vs A");
     assert!(t.contains(">Δ B</th>"));
     // Run 1 over time: both documents' lines in one chart, static and interactive.
-    let g = figure(&html, "small-run1-goodput");
+    let g = run_figure(&html, "small", 1, "goodput");
     let l = lines_of(g);
     assert_eq!(l.len(), 2, "{l:?}");
     assert_eq!(l[0].0, l[1].0, "same flow, same colour");
@@ -208,7 +209,7 @@ fn overlay_draws_both_documents_in_one_interactive_chart_in_chromium() {
         &bin,
         "overlay-probe",
         &html,
-        r#"var f=document.querySelector('figure[data-name="small-run1-goodput"]'),u=cclabPlot.chart(f);
+        r#"var f=document.querySelector('figure[data-name="small-run1-loss-0-cubic-goodput"]'),u=cclabPlot.chart(f);
 return {live:f.classList.contains('live'),svgHidden:getComputedStyle(f.querySelector('svg')).display==='none',
  series:u.series.slice(1).map(function(s){return {label:s.label,stroke:s.stroke(),dash:s.dash||[],show:s.show,
    n:u.data[u.series.indexOf(s)].filter(function(v){return v!=null}).length}}),
@@ -244,8 +245,8 @@ fn time_series_zoom_pan_hover_and_toggle_in_chromium() {
         &bin,
         "zoom-probe",
         &html,
-        r#"var f=document.querySelector('figure[data-name="lossy-lan-run1-goodput"]'),u=cclabPlot.chart(f),
- peer=cclabPlot.chart(document.querySelector('figure[data-name="lossy-lan-run1-rtt"]'));
+        r#"var f=document.querySelector('figure[data-name="lossy-lan-run1-loss-0-cubic-goodput"]'),u=cclabPlot.chart(f),
+ peer=cclabPlot.chart(document.querySelector('figure[data-name="lossy-lan-run1-loss-0-cubic-rtt"]'));
 /* uPlot applies scale changes in a microtask: let them settle before reading */
 function tick(){return new Promise(function(res){setTimeout(res,20)})}
 function rng(v){return [v.scales.x.min,v.scales.x.max]}
@@ -370,4 +371,40 @@ fn calibration_page_shows_the_simulator_against_the_kernel() {
     assert_eq!(v["empty"], serde_json::json!([]));
     assert_eq!(v["plots"], 3);
     assert!(v["tables"].as_u64().unwrap() >= 2);
+}
+
+/// A sweep's collapsed run sections carry data only: opening one draws its charts, the PNG
+/// button's export works from the drawn chart, and the self-check passes with them closed.
+#[test]
+fn lazy_run_sections_draw_when_opened_in_chromium() {
+    let Some(bin) = chromium() else {
+        println!("SKIP: lazy_run_sections_draw_when_opened_in_chromium: chromium is not installed and could not be installed");
+        return;
+    };
+    let d = tmpdir("lazy");
+    let f = d.join("lazy.toml");
+    std::fs::write(&f, SMALL).unwrap();
+    let out = d.join("res");
+    run_out(&f, &out, &["--repeat", "3"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<figure class=\"plot ts lazy\""));
+    let (p, check) = probe(
+        &bin,
+        "lazy-probe",
+        &html,
+        r#"var f=document.querySelector('figure.plot.ts.lazy'),det=f.closest('details'),before=!!f.__u;
+det.open=true;await new Promise(function(r){setTimeout(r,50)});
+var u=f.__u||cclabPlot.chart(f);
+var png=await new Promise(function(r){cclabPlot.canvasPng(f,function(b){r(b?b.size:0)})});
+return {name:f.getAttribute('data-name'),before:before,live:f.classList.contains('live'),
+ n:u.data[0].length,series:u.data.length-1,png:png,buttons:f.querySelectorAll('button[data-export]').length};"#,
+    );
+    println!("lazy figure: {p}\nself-check: {check}");
+    assert_eq!(check["errors"], serde_json::json!([]), "{check}");
+    assert_eq!(check["empty"], serde_json::json!([]), "{check}");
+    assert_eq!(p["before"], false, "not drawn while closed: {p}");
+    assert_eq!(p["live"], true, "drawn once opened: {p}");
+    assert!(p["n"].as_u64().unwrap() >= 29, "{p}");
+    assert!(p["png"].as_u64().unwrap() > 2_000, "{p}");
+    assert_eq!(p["buttons"], 1, "PNG only: {p}");
 }

@@ -1,0 +1,240 @@
+//! Controllers side by side: per matrix point, every controller's run on one time axis
+//! (goodput, cwnd, RTT), each controller in its colour. The question "what does BBR do that
+//! CUBIC does not, on this path?" answered by one chart instead of two run sections.
+
+use super::lookup::{ccs_of, is_cc_key, params_label, points, slug};
+use super::page::Page;
+use super::palette::Palette;
+use super::run::{bin_text, ts_figures};
+use crate::plot::{Axis, Unit};
+use crate::ts::{TsChart, TsLine};
+use cclab_results::{FlowSeries, ResultsDoc, RunResult};
+use std::fmt::Write;
+
+/// One point's runs to overlay: its label and, per controller (in first-seen order), the
+/// run of the lowest seed that has time series.
+pub(crate) struct PointRuns<'a> {
+    pub label: String,
+    pub runs: Vec<(String, &'a RunResult)>,
+}
+
+/// The points of `doc` whose runs differ in controller (two or more controllers with time
+/// series), in matrix order. A point whose runs each mix several controllers (flows of
+/// CUBIC and BBR in one run) already shows them together in its run section: not listed.
+pub(crate) fn point_runs(doc: &ResultsDoc) -> Vec<PointRuns<'_>> {
+    // Group by the params without the controller keys.
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (_, idx) in points(doc) {
+        let first = &doc.runs[idx[0]];
+        let label = params_label(first, &is_cc_key);
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, v)) => v.extend(idx),
+            None => groups.push((label, idx)),
+        }
+    }
+    let mut out = Vec::new();
+    for (label, idx) in groups {
+        let mut runs: Vec<(String, &RunResult)> = Vec::new();
+        for &i in &idx {
+            let r = &doc.runs[i];
+            let ccs = ccs_of(r);
+            if r.series.is_none() || ccs.is_empty() {
+                continue;
+            }
+            let key = ccs.join("+");
+            match runs.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, best)) if r.seed < best.seed => *best = r,
+                Some(_) => {}
+                None => runs.push((key, r)),
+            }
+        }
+        if runs.len() >= 2 {
+            out.push(PointRuns { label, runs });
+        }
+    }
+    out
+}
+
+/// The point's three charts: goodput, cwnd and smoothed RTT of every flow of every
+/// controller's run, `t` prefixing their titles.
+pub(crate) fn charts<'a>(
+    p: &PointRuns<'a>,
+    pal: &Palette,
+    t: &str,
+) -> Vec<(&'static str, TsChart<'a>)> {
+    let dur = p.runs.iter().map(|(_, r)| r.duration_s).fold(0.0, f64::max);
+    let bin = p
+        .runs
+        .iter()
+        .find_map(|(_, r)| r.series.as_ref().map(|s| s.interval_s))
+        .unwrap_or(0.0);
+    type Get = fn(&FlowSeries) -> &Vec<f64>;
+    let specs: [(&'static str, String, Axis, Get); 3] = [
+        (
+            "goodput",
+            format!(
+                "{t}goodput per flow (in-order data per {} bin)",
+                bin_text(bin)
+            ),
+            Axis::new("goodput", Unit::Rate),
+            |f| &f.goodput_bps,
+        ),
+        (
+            "cwnd",
+            format!("{t}congestion window"),
+            Axis::new("cwnd (packets)", Unit::Plain),
+            |f| &f.cwnd_pkts,
+        ),
+        (
+            "rtt",
+            format!("{t}smoothed RTT (srtt)"),
+            Axis::new("srtt", Unit::Ms),
+            |f| &f.srtt_ms,
+        ),
+    ];
+    specs
+        .into_iter()
+        .map(|(what, title, axis, get)| {
+            let mut c = TsChart::new(&title, axis, dur);
+            for (_, r) in &p.runs {
+                let Some(ts) = r.series.as_ref() else {
+                    continue;
+                };
+                let mut k = std::collections::BTreeMap::<&str, usize>::new();
+                for f in &ts.flows {
+                    let n = k.entry(f.cc.as_str()).or_insert(0);
+                    let mut l = TsLine::new(
+                        &format!("flow {} · {} (seed {})", f.id, f.cc, r.seed),
+                        &pal.shade(&f.cc, *n),
+                        &ts.t_s,
+                        get(f).clone(),
+                    );
+                    *n += 1;
+                    l.legend_name = Some(format!("flow {} · {}", f.id, f.cc));
+                    if ts.flows.len() > 3 {
+                        l.width = 1.2;
+                    }
+                    c.lines.push(l);
+                }
+            }
+            (what, c)
+        })
+        .collect()
+}
+
+/// The section "Controllers side by side" of a document: per point with several
+/// controllers, their runs overlaid. The first points start expanded (as the runs do);
+/// the others, collapsed, carry data only when `lazy`.
+pub(crate) fn section(
+    page: &mut Page,
+    doc: &ResultsDoc,
+    pal: &Palette,
+    per_line: usize,
+    name: &str,
+    opts: &super::Options,
+) {
+    let pts = point_runs(doc);
+    if pts.is_empty() {
+        return;
+    }
+    page.body.push_str("<h3>Controllers side by side</h3><p class=\"muted note\">Per matrix point, each controller's run (its lowest seed) on one time axis, every controller in its colour.</p>");
+    let n = pts.len();
+    for (pi, p) in pts.iter().enumerate() {
+        let ccs: Vec<&str> = p.runs.iter().map(|(k, _)| k.as_str()).collect();
+        let head = if p.label.is_empty() {
+            ccs.join(" vs ")
+        } else {
+            format!("{}: {}", p.label, ccs.join(" vs "))
+        };
+        let open = opts.open(pi, n);
+        let _ = write!(
+            page.body,
+            "<details class=\"run point\"{}><summary><strong>{}</strong></summary>",
+            if open { " open" } else { "" },
+            crate::plot::esc(&head)
+        );
+        let stem = format!(
+            "{name}-{}",
+            slug(&format!("{} {}", p.label, ccs.join(" vs ")))
+        );
+        let charts = charts(p, pal, &format!("{head}: "));
+        ts_figures(page, charts, per_line, &stem, &stem, opts.lazy && !open);
+        page.body.push_str("</details>");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_results::testing::{DocBuilder, RunBuilder};
+    use cclab_results::TimeSeries;
+
+    fn ts(cc: &str) -> TimeSeries {
+        TimeSeries {
+            interval_s: 0.1,
+            t_s: vec![0.1, 0.2],
+            flows: vec![FlowSeries {
+                id: 0,
+                cc: cc.into(),
+                goodput_bps: vec![1e6, 2e6],
+                cwnd_pkts: vec![10.0, 20.0],
+                srtt_ms: vec![40.0, 41.0],
+                ..FlowSeries::default()
+            }],
+            ..TimeSeries::default()
+        }
+    }
+
+    #[test]
+    fn points_pair_the_controllers_of_each_point() {
+        let mut b = DocBuilder::new().scenario("s");
+        for loss in [0.0, 0.01] {
+            for cc in ["cubic", "bbr"] {
+                for seed in [2, 1] {
+                    b = b.run(
+                        RunBuilder::new()
+                            .seed(seed)
+                            .param("link.loss", loss)
+                            .param("flows.cc", cc)
+                            .flow(cc, 1e6)
+                            .series(ts(cc)),
+                    );
+                }
+            }
+        }
+        let doc = b.build();
+        let pts = point_runs(&doc);
+        assert_eq!(pts.len(), 2);
+        let ccs: Vec<&str> = pts[1].runs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(ccs, ["cubic", "bbr"]);
+        // The lowest seed of each controller.
+        assert!(pts[1].runs.iter().all(|(_, r)| r.seed == 1));
+        assert!(pts[1].label.contains("loss"), "{}", pts[1].label);
+        let c = charts(&pts[0], &Palette::new(["cubic", "bbr"]), "");
+        let whats: Vec<&str> = c.iter().map(|(w, _)| *w).collect();
+        assert_eq!(whats, ["goodput", "cwnd", "rtt"]);
+        // One line per controller, each in its controller's colour.
+        let pal = Palette::new(["cubic", "bbr"]);
+        let cols: Vec<&str> = c[0].1.lines.iter().map(|l| l.color.as_str()).collect();
+        assert_eq!(cols, [pal.color("cubic"), pal.color("bbr")]);
+    }
+
+    #[test]
+    fn one_controller_has_no_overlay() {
+        let doc = DocBuilder::new()
+            .run(
+                RunBuilder::new()
+                    .param("link.loss", 0.0)
+                    .flow("cubic", 1e6)
+                    .series(ts("cubic")),
+            )
+            .run(
+                RunBuilder::new()
+                    .param("link.loss", 0.01)
+                    .flow("cubic", 1e6)
+                    .series(ts("cubic")),
+            )
+            .build();
+        assert!(point_runs(&doc).is_empty());
+    }
+}
