@@ -532,9 +532,48 @@ fn advise_ranks_settings_and_prints_commands() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("current: cubic  iw 10"), "{text}");
-    assert!(text.contains("apply #1 on a Linux server"), "{text}");
+    assert!(text.contains("current:  cubic iw 10"), "{text}");
+    assert!(text.contains("workload: 1 transfer of 300 kB per run, in place of the scenario's 1 transfer of 1.00 MB"), "{text}");
+    assert!(text.contains("apply #1, "), "{text}");
     assert!(text.contains("initcwnd 40"), "{text}");
+    // A bulk flow is never silently replaced, and --current names the baseline.
+    let bulk = d.join("bulk.toml");
+    std::fs::write(
+        &bulk,
+        "name = \"bulk\"\nduration = \"2s\"\n[link]\nrate = \"50mbit\"\nrtt = \"100ms\"\n[[flows]]\ncc = \"cubic\"\n",
+    )
+    .unwrap();
+    let out = cclab()
+        .args([
+            "advise",
+            "-q",
+            "--repeat",
+            "1",
+            "--objective",
+            "fct",
+            "--size",
+            "300kb",
+            "--current",
+            "bbr",
+        ])
+        .arg(&bulk)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("in place of the scenario's 1 bulk flow"),
+        "{text}"
+    );
+    assert!(text.contains("current:  bbr iw 10"), "{text}");
+    assert!(
+        text.contains("assumed: controller from --current"),
+        "{text}"
+    );
     let out = cclab()
         .args([
             "advise",
@@ -559,6 +598,25 @@ fn advise_ranks_settings_and_prints_commands() {
         .map(|r| r["predicted"].as_f64().unwrap())
         .collect();
     assert!(p.windows(2).all(|w| w[0] <= w[1] * 1.006), "{p:?}");
+    // Folded rows: fewer than the settings, each standing for some of them, all of them
+    // covered; a bbr3 row carries the kernel caveat and no sysctl naming bbr3.
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.len() < ranked.len() / 4, "{} rows", rows.len());
+    let covered: u64 = rows.iter().map(|r| r["settings"].as_u64().unwrap()).sum();
+    assert_eq!(covered as usize, ranked.len());
+    let v3 = rows
+        .iter()
+        .find(|r| r["controllers"] == serde_json::json!(["bbr3"]))
+        .expect("a row of bbr3 alone");
+    assert_eq!(v3["stock_kernel"], false);
+    assert!(
+        v3["caveats"][0]
+            .as_str()
+            .unwrap()
+            .contains("bpf/bbr3.bpf.c"),
+        "{v3}"
+    );
+    assert!(!v3["commands"].to_string().contains("=bbr3"), "{v3}");
     // A scenario that sweeps its hosts has no one current setting to compare with.
     let seed = concat!(
         env!("CARGO_MANIFEST_DIR"),
