@@ -645,6 +645,44 @@ fn advise_ranks_settings_and_prints_commands() {
     );
 }
 
+/// `cclab run` scores each file's published figures and claims under its table, and adds
+/// them up over the files in one total line.
+#[test]
+fn run_scores_published_figures_and_claims_with_a_total() {
+    let d = tmpdir("score");
+    let body = |name: &str, expect: f64| {
+        format!(
+            "name = \"{name}\"\nduration = \"1s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\n\
+             [[flows]]\ncc = [\"cubic\", \"bbr\"]\n[reference]\nunit = \"Mbit/s\"\n\
+             [[reference.results]]\n\"flows.cc\" = \"cubic\"\ngoodput = \"9mbit\"\nretransmits = 1000000\n\
+             [[reference.relations]]\nclaim = \"BBR about as fast as CUBIC\"\nmetric = \"goodput\"\n\
+             of = {{ \"flows.cc\" = \"bbr\" }}\nto = {{ \"flows.cc\" = \"cubic\" }}\nexpect = {expect}\nwithin = 1.3\n"
+        )
+    };
+    let (a, b) = (d.join("a.toml"), d.join("b.toml"));
+    std::fs::write(&a, body("a", 1.0)).unwrap();
+    std::fs::write(&b, body("b", 5.0)).unwrap();
+    let out = cclab()
+        .args(["run", "-q"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(t.contains("holds  BBR about as fast as CUBIC"), "{t}");
+    assert!(t.contains("FAILS  BBR about as fast as CUBIC"), "{t}");
+    assert!(t.contains("MISS  flows.cc=cubic  retransmits"), "{t}");
+    assert!(
+        t.contains("total over 2 scenario files: 2 of 4 published figures (goodput 2 of 2 within x1.5, retransmits 0 of 2 within x2); claims 1 of 2 hold"),
+        "{t}"
+    );
+}
+
 /// `--markdown`: one GitHub-flavoured table per scenario under its title; not with --json.
 #[test]
 fn markdown_prints_one_table_per_scenario() {
