@@ -266,13 +266,13 @@ fn claim(rel: &Value, runs: &[RunResult]) -> Claim {
     let (lo, hi) = (num("min"), num("max"));
     let mut want = Vec::new();
     if let Some(e) = expect {
-        want.push(format!("{} within x{within}", fig(e)));
+        want.push(format!("x{e} within x{within}"));
     }
     if let Some(l) = lo {
-        want.push(format!(">= {}", fig(l)));
+        want.push(format!(">= x{l}"));
     }
     if let Some(h) = hi {
-        want.push(format!("<= {}", fig(h)));
+        want.push(format!("<= x{h}"));
     }
     let mut c = Claim {
         claim: text("claim").unwrap_or_else(|| "(no claim text)".into()),
@@ -348,7 +348,8 @@ fn fig(v: f64) -> String {
     if v <= 0.0 || !v.is_finite() {
         return format!("x{v}");
     }
-    let decimals = (2 - v.log10().floor() as i32).clamp(0, 6) as usize;
+    // Rounding may carry into the next power of ten (0.9999 is "1.00").
+    let decimals = (2 - (v * (1.0 + 5e-4)).log10().floor() as i32).clamp(0, 6) as usize;
     format!("x{v:.decimals$}")
 }
 
