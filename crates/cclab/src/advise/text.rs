@@ -204,6 +204,18 @@ pub fn text(a: &Advice, obj: Objective, top: usize) -> String {
             apply_block(&mut s, "with a stock kernel: apply", i + 1, r);
         }
     }
+    // The best that keeps the controller in use, when the advice so far changes it.
+    let cc = &a.current.candidate.cc;
+    if !best.controllers.contains(cc) {
+        if let Some((i, r)) = a
+            .rows
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.controllers.contains(cc) && r.predicted_gain > 0.0 && !r.current)
+        {
+            apply_block(&mut s, &format!("keeping {cc}: apply"), i + 1, r);
+        }
+    }
     s
 }
 
