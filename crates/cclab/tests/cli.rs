@@ -604,7 +604,36 @@ fn advise_ranks_settings_and_prints_commands() {
     assert!(rows.len() < ranked.len() / 4, "{} rows", rows.len());
     let covered: u64 = rows.iter().map(|r| r["settings"].as_u64().unwrap()).sum();
     assert_eq!(covered as usize, ranked.len());
-    let v3 = rows
+    // No row asks a stock kernel for a controller it lacks; those rows say what runs them.
+    for r in rows {
+        let cc = r["apply"]["cc"].as_str().unwrap();
+        if cc == "bbr3" || cc == "prague" {
+            assert_eq!(r["stock_kernel"], false, "{r}");
+            assert!(!r["caveats"].as_array().unwrap().is_empty(), "{r}");
+            assert!(
+                !r["commands"].to_string().contains("congestion_control"),
+                "{r}"
+            );
+        }
+    }
+    // At 1% loss bbr3 differs from bbr: its own row carries the caveat, not a sysctl.
+    let out = cclab()
+        .args([
+            "advise",
+            "--json",
+            "--repeat",
+            "1",
+            "--objective",
+            "fct:300kb",
+        ])
+        .args(["--set", "link.loss=1%"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v3 = v["rows"]
+        .as_array()
+        .unwrap()
         .iter()
         .find(|r| r["controllers"] == serde_json::json!(["bbr3"]))
         .expect("a row of bbr3 alone");
