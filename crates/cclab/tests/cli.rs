@@ -532,9 +532,48 @@ fn advise_ranks_settings_and_prints_commands() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("current: cubic  iw 10"), "{text}");
-    assert!(text.contains("apply #1 on a Linux server"), "{text}");
+    assert!(text.contains("current:  cubic iw 10"), "{text}");
+    assert!(text.contains("workload: 1 transfer of 300 kB per run, in place of the scenario's 1 transfer of 1.00 MB"), "{text}");
+    assert!(text.contains("apply #1, "), "{text}");
     assert!(text.contains("initcwnd 40"), "{text}");
+    // A bulk flow is never silently replaced, and --current names the baseline.
+    let bulk = d.join("bulk.toml");
+    std::fs::write(
+        &bulk,
+        "name = \"bulk\"\nduration = \"2s\"\n[link]\nrate = \"50mbit\"\nrtt = \"100ms\"\n[[flows]]\ncc = \"cubic\"\n",
+    )
+    .unwrap();
+    let out = cclab()
+        .args([
+            "advise",
+            "-q",
+            "--repeat",
+            "1",
+            "--objective",
+            "fct",
+            "--size",
+            "300kb",
+            "--current",
+            "bbr",
+        ])
+        .arg(&bulk)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("in place of the scenario's 1 bulk flow"),
+        "{text}"
+    );
+    assert!(text.contains("current:  bbr iw 10"), "{text}");
+    assert!(
+        text.contains("assumed: controller from --current"),
+        "{text}"
+    );
     let out = cclab()
         .args([
             "advise",
@@ -559,6 +598,54 @@ fn advise_ranks_settings_and_prints_commands() {
         .map(|r| r["predicted"].as_f64().unwrap())
         .collect();
     assert!(p.windows(2).all(|w| w[0] <= w[1] * 1.006), "{p:?}");
+    // Folded rows: fewer than the settings, each standing for some of them, all of them
+    // covered; a bbr3 row carries the kernel caveat and no sysctl naming bbr3.
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.len() < ranked.len() / 4, "{} rows", rows.len());
+    let covered: u64 = rows.iter().map(|r| r["settings"].as_u64().unwrap()).sum();
+    assert_eq!(covered as usize, ranked.len());
+    // No row asks a stock kernel for a controller it lacks; those rows say what runs them.
+    for r in rows {
+        let cc = r["apply"]["cc"].as_str().unwrap();
+        if cc == "bbr3" || cc == "prague" {
+            assert_eq!(r["stock_kernel"], false, "{r}");
+            assert!(!r["caveats"].as_array().unwrap().is_empty(), "{r}");
+            assert!(
+                !r["commands"].to_string().contains("congestion_control"),
+                "{r}"
+            );
+        }
+    }
+    // At 1% loss bbr3 differs from bbr: its own row carries the caveat, not a sysctl.
+    let out = cclab()
+        .args([
+            "advise",
+            "--json",
+            "--repeat",
+            "1",
+            "--objective",
+            "fct:300kb",
+        ])
+        .args(["--set", "link.loss=1%"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v3 = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["controllers"] == serde_json::json!(["bbr3"]))
+        .expect("a row of bbr3 alone");
+    assert_eq!(v3["stock_kernel"], false);
+    assert!(
+        v3["caveats"][0]
+            .as_str()
+            .unwrap()
+            .contains("bpf/bbr3.bpf.c"),
+        "{v3}"
+    );
+    assert!(!v3["commands"].to_string().contains("=bbr3"), "{v3}");
     // A scenario that sweeps its hosts has no one current setting to compare with.
     let seed = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -584,6 +671,44 @@ fn advise_ranks_settings_and_prints_commands() {
     assert!(
         err.contains("unknown objective") && err.lines().count() == 1,
         "{err}"
+    );
+}
+
+/// `cclab run` scores each file's published figures and claims under its table, and adds
+/// them up over the files in one total line.
+#[test]
+fn run_scores_published_figures_and_claims_with_a_total() {
+    let d = tmpdir("score");
+    let body = |name: &str, expect: f64| {
+        format!(
+            "name = \"{name}\"\nduration = \"1s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\n\
+             [[flows]]\ncc = [\"cubic\", \"bbr\"]\n[reference]\nunit = \"Mbit/s\"\n\
+             [[reference.results]]\n\"flows.cc\" = \"cubic\"\ngoodput = \"9mbit\"\nretransmits = 1000000\n\
+             [[reference.relations]]\nclaim = \"BBR about as fast as CUBIC\"\nmetric = \"goodput\"\n\
+             of = {{ \"flows.cc\" = \"bbr\" }}\nto = {{ \"flows.cc\" = \"cubic\" }}\nexpect = {expect}\nwithin = 1.3\n"
+        )
+    };
+    let (a, b) = (d.join("a.toml"), d.join("b.toml"));
+    std::fs::write(&a, body("a", 1.0)).unwrap();
+    std::fs::write(&b, body("b", 5.0)).unwrap();
+    let out = cclab()
+        .args(["run", "-q"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(t.contains("holds  BBR about as fast as CUBIC"), "{t}");
+    assert!(t.contains("FAILS  BBR about as fast as CUBIC"), "{t}");
+    assert!(t.contains("MISS  flows.cc=cubic  retransmits"), "{t}");
+    assert!(
+        t.contains("total over 2 scenario files: 2 of 4 published figures (goodput 2 of 2 within x1.5, retransmits 0 of 2 within x2); claims 1 of 2 hold"),
+        "{t}"
     );
 }
 

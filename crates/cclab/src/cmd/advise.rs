@@ -7,10 +7,18 @@ use clap::Args;
 pub(crate) struct AdviseArgs {
     /// Scenario file: the path, its hosts as they are now, and the workload
     scenario: String,
-    /// What to optimise: fct:SIZE (completion time of a SIZE transfer, e.g. fct:640kb),
-    /// goodput, or rtt_p99
+    /// What to optimise: fct:SIZE (completion time of a SIZE transfer, e.g. fct:640kb; fct
+    /// alone: of --size, or of the scenario's own sized flows), goodput, or rtt_p99
     #[arg(long, value_name = "OBJECTIVE")]
     objective: String,
+    /// The controller in use now, the baseline of every gain (default: the scenario's first
+    /// flow's controller)
+    #[arg(long, value_name = "CC")]
+    current: Option<String>,
+    /// Every flow becomes a transfer of SIZE (e.g. 640kb, 25mb) in place of the scenario's
+    /// flows; the output says when bulk flows were replaced
+    #[arg(long, value_name = "SIZE")]
+    size: Option<String>,
     /// Seeds per matrix point and setting
     #[arg(long, default_value_t = 3, value_name = "N")]
     repeat: u32,
@@ -41,6 +49,14 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), Error> {
     if a.repeat == 0 {
         return Err(Error::new("--repeat must be at least 1"));
     }
+    let size = match &a.size {
+        None => None,
+        Some(t) => match cclab_scenario::units::parse_size(t) {
+            Ok(0) => return Err(Error::new("--size must be positive (e.g. --size 640kb)")),
+            Ok(b) => Some(b),
+            Err(e) => return Err(Error::new(format!("--size {t}: {e} (e.g. --size 640kb)"))),
+        },
+    };
     let opts = cclab::advise::AdviseOptions {
         objective,
         repeat: a.repeat,
@@ -48,6 +64,8 @@ pub(crate) fn run(a: AdviseArgs) -> Result<(), Error> {
         progress: !a.quiet && !a.json,
         verify: a.verify,
         overrides: a.set.clone(),
+        current_cc: a.current.clone(),
+        size,
     };
     let advice = cclab::advise::advise(&a.scenario, &opts)?;
     if a.json {

@@ -3,6 +3,7 @@
 
 use cclab::backends;
 use cclab::output::{StreamOut, STREAM_REPORT_MOST};
+use cclab::reference::score;
 use cclab::runner::{self, Error, RunOptions};
 use cclab_report::{export, table};
 use cclab_results::RunResult;
@@ -176,6 +177,7 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         };
         let _ = writeln!(out, "{text}");
     } else {
+        let mut scores = Vec::new();
         for (p, d) in plans.iter().zip(&docs) {
             let title = cclab::output::title(&p.name, &p.path, p.description.as_deref(), d);
             let text = if a.markdown {
@@ -184,6 +186,29 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
                 table::render_with(d, &title, &table_opts)
             };
             let _ = writeln!(out, "{text}");
+            // The published figures and claims, scored under the table.
+            let reference = p
+                .points
+                .first()
+                .and_then(|pt| pt.scenario.reference.as_deref());
+            if let (Some(r), false) = (reference, a.markdown) {
+                let s = score::score(r, d);
+                if !s.is_empty() {
+                    let unit = r.get("unit").and_then(|u| u.as_str());
+                    let _ = writeln!(out, "{}", score::text(&s, unit).trim_end());
+                    let _ = writeln!(out);
+                    scores.push(s);
+                }
+            }
+        }
+        if scores.len() > 1 {
+            let all: Vec<&score::Score> = scores.iter().collect();
+            let _ = writeln!(
+                out,
+                "total over {} scenario files: {}",
+                scores.len(),
+                score::totals(&all)
+            );
         }
         if let Some(dir) = &a.out {
             let _ = writeln!(out, "results written to {}", dir.display());

@@ -20,15 +20,20 @@
 //! the JSON carry the published figure next to the measured one. `miss` is printed next to
 //! the ratio cclab / published when that ratio is outside x1.5 (the terminal table); rows
 //! within x1.5 do not show it.
+//!
+//! `score` holds every published figure of the table, and the claims the report makes in
+//! `[[reference.relations]]`, against cclab's runs, with a verdict each.
+
+pub mod score;
 
 use cclab_scenario::units::{parse_loss_str, parse_rate, parse_size, parse_time};
 use serde_json::{Map, Value};
 
 /// Keys of a results row that are figures, not selectors.
-const FIGURE_KEYS: &[&str] = &["goodput", "retransmits", "note", "miss", "fct", "rtt"];
+pub(crate) const FIGURE_KEYS: &[&str] = &["goodput", "retransmits", "note", "miss", "fct", "rtt"];
 
 /// Turn a selector value into the SI number the resolved scenario map holds for `key`.
-fn normalise(key: &str, v: &Value) -> Value {
+pub(crate) fn normalise(key: &str, v: &Value) -> Value {
     let leaf = key.rsplit('.').next().unwrap_or(key);
     let Value::String(s) = v else {
         return v.clone();
@@ -43,7 +48,7 @@ fn normalise(key: &str, v: &Value) -> Value {
     parsed.map(Value::from).unwrap_or_else(|| v.clone())
 }
 
-fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1e-12),
         _ => match (a.as_str(), b.as_str()) {
