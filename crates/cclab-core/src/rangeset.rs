@@ -69,6 +69,22 @@ impl RangeSet {
         if r.start >= r.end {
             return;
         }
+        // At or above the highest range's start (data arriving above every hole, a SACK block
+        // growing the newest range): only that range can change, or a new one follows it.
+        if let Some(last) = self.ranges.back_mut() {
+            if r.start > last.1 {
+                newly(r.clone());
+                self.ranges.push_back((r.start, r.end));
+                return;
+            }
+            if r.start >= last.0 {
+                if r.end > last.1 {
+                    newly(last.1..r.end);
+                    last.1 = r.end;
+                }
+                return;
+            }
+        }
         // Ranges lo..hi overlap or touch `r` and merge with it.
         let mut lo = self.after(r.start);
         if lo > 0 && self.ranges[lo - 1].1 >= r.start {
@@ -135,6 +151,20 @@ mod tests {
         assert_eq!(collect(&mut rs, 10..20), vec![]);
         assert_eq!(collect(&mut rs, 44..50), vec![45..50]);
         assert_eq!(rs.len_ranges(), 1);
+    }
+
+    /// The highest range grown from within, from its end and past it, as a scoreboard's
+    /// newest SACK block and an out-of-order queue above every hole grow it.
+    #[test]
+    fn the_highest_range_grows_and_reports_only_new_parts() {
+        let mut rs = RangeSet::new();
+        assert_eq!(collect(&mut rs, 0..2), vec![0..2]);
+        assert_eq!(collect(&mut rs, 10..12), vec![10..12]);
+        assert_eq!(collect(&mut rs, 12..13), vec![12..13]);
+        assert_eq!(collect(&mut rs, 11..15), vec![13..15]);
+        assert_eq!(collect(&mut rs, 10..14), vec![]);
+        assert_eq!(collect(&mut rs, 16..17), vec![16..17]);
+        assert_eq!(rs.iter().collect::<Vec<_>>(), vec![0..2, 10..15, 16..17]);
     }
 
     #[test]

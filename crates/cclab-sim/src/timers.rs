@@ -12,7 +12,8 @@
 //!
 //! With a handful of slots (a run of one or two flows) a heap costs more than it saves: the
 //! next event is then found by scanning every slot's pending time, in slot order so ties
-//! still go to the lower slot.
+//! still go to the lower slot. The pending times are stored as plain numbers, [`NEVER`] for
+//! none, so that scan is a minimum over a few integers.
 
 use cclab_core::Nanos;
 use std::cmp::Reverse;
@@ -21,12 +22,16 @@ use std::collections::BinaryHeap;
 /// Slots up to which the next event is found by a scan rather than the heap.
 const SCAN_SLOTS: usize = 16;
 
+/// A slot's pending time when nothing is pending. (No event is ever due then: a run ends
+/// long before, so `Some(NEVER)` and `None` are the same to [`Timers::set`].)
+const NEVER: Nanos = Nanos::MAX;
+
 pub(crate) struct Timers {
     /// Entries as one number, time in the high 64 bits and slot in the low: ordered as
     /// (time, slot), compared in one step.
     heap: BinaryHeap<Reverse<u128>>,
-    /// Each slot's pending time.
-    due: Vec<Option<Nanos>>,
+    /// Each slot's pending time, [`NEVER`] for none.
+    due: Vec<Nanos>,
     /// Each slot's earliest entry in the heap (the others are stale).
     queued: Vec<Option<Nanos>>,
     /// Few slots: scan `due` and leave the heap empty.
@@ -41,7 +46,7 @@ impl Timers {
     fn with_scan(slots: usize, scan: bool) -> Self {
         Timers {
             heap: BinaryHeap::with_capacity(2 * slots),
-            due: vec![None; slots],
+            due: vec![NEVER; slots],
             queued: vec![None; slots],
             scan,
         }
@@ -49,20 +54,19 @@ impl Timers {
 
     /// The pending time of `slot`.
     pub fn get(&self, slot: usize) -> Option<Nanos> {
-        self.due[slot]
+        Some(self.due[slot]).filter(|&t| t != NEVER)
     }
 
     /// Set (or with `None` cancel) the pending time of `slot`.
     pub fn set(&mut self, slot: usize, t: Option<Nanos>) {
+        let t = t.unwrap_or(NEVER);
         self.due[slot] = t;
         if self.scan {
             return;
         }
-        if let Some(t) = t {
-            if self.queued[slot].is_none_or(|q| t < q) {
-                self.heap.push(Reverse(key(t, slot)));
-                self.queued[slot] = Some(t);
-            }
+        if t != NEVER && self.queued[slot].is_none_or(|q| t < q) {
+            self.heap.push(Reverse(key(t, slot)));
+            self.queued[slot] = Some(t);
         }
     }
 
@@ -70,16 +74,17 @@ impl Timers {
     /// pending. `None` when nothing is pending by `end` (what is pending stays so).
     pub fn pop(&mut self, end: Nanos) -> Option<(Nanos, usize)> {
         if self.scan {
-            let mut next: Option<(Nanos, usize)> = None;
-            for (slot, d) in self.due.iter().enumerate() {
-                if let Some(t) = *d {
-                    if next.is_none_or(|(n, _)| t < n) {
-                        next = Some((t, slot));
-                    }
+            // The first slot with the earliest time.
+            let (mut t, mut slot) = (NEVER, 0);
+            for (s, &d) in self.due.iter().enumerate() {
+                if d < t {
+                    (t, slot) = (d, s);
                 }
             }
-            let (t, slot) = next.filter(|&(t, _)| t <= end)?;
-            self.due[slot] = None;
+            if t == NEVER || t > end {
+                return None;
+            }
+            self.due[slot] = NEVER;
             return Some((t, slot));
         }
         while let Some(&Reverse(k)) = self.heap.peek() {
@@ -93,16 +98,16 @@ impl Timers {
             }
             self.queued[slot] = None;
             match self.due[slot] {
-                Some(d) if d == t => {
-                    self.due[slot] = None;
+                NEVER => {} // cancelled
+                d if d == t => {
+                    self.due[slot] = NEVER;
                     return Some((t, slot));
                 }
-                Some(d) => {
+                d => {
                     // Moved later: back in at its new time.
                     self.heap.push(Reverse(key(d, slot)));
                     self.queued[slot] = Some(d);
                 }
-                None => {} // cancelled
             }
         }
         None

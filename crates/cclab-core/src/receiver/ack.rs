@@ -5,7 +5,7 @@
 
 use super::{
     EcnEcho, Receiver, COMP_SACK_DELAY_MAX, COMP_SACK_NR, DELACK_TIMEOUT,
-    DUPACKS_BEFORE_COMPRESSION, MAX_QUICKACKS, REMEMBERED_BLOCKS, SACK_BLOCKS_EXPECTED,
+    DUPACKS_BEFORE_COMPRESSION, MAX_QUICKACKS, SACK_BLOCKS_EXPECTED,
 };
 use crate::host;
 use crate::packet::{Ack, SackBlock, Segment, MAX_SACK_BLOCKS};
@@ -84,7 +84,6 @@ impl Receiver {
                 start: r.start,
                 end: r.end,
             });
-            self.recent.truncate(REMEMBERED_BLOCKS);
         }
         if new_data && self.cfg.ecn != EcnEcho::Off {
             ack_now |= self.ecn_check_ce(seg.ecn);

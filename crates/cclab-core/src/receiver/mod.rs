@@ -77,10 +77,9 @@ pub use accecn::ACE_INIT;
 mod tests;
 
 use crate::host::{self, HostTcp};
-use crate::packet::{Ack, SackBlock, MAX_SACK_BLOCKS};
+use crate::packet::{Ack, MAX_SACK_BLOCKS};
 use crate::rangeset::RangeSet;
 use crate::{Nanos, NS_PER_MS};
-use std::collections::VecDeque;
 
 /// Linux `TCP_MAX_QUICKACKS`.
 pub const MAX_QUICKACKS: u32 = 16;
@@ -148,7 +147,7 @@ pub struct Receiver {
     /// joined it. A block changes only when a segment joins it (and it is then re-entered at
     /// the front) or when `rcv_nxt` passes it (and it is then skipped), so the stored copy is
     /// the live range in the out-of-order set without looking it up.
-    recent: VecDeque<SackBlock>,
+    recent: sack::RecentBlocks,
     quickacks: u32,
     /// The window the receiver is willing to advertise, bytes (`rcv_ssthresh`).
     rcv_ssthresh: u64,
@@ -233,7 +232,7 @@ impl Receiver {
             rcv_nxt: 0,
             rcv_wup: 0,
             ooo: RangeSet::new(),
-            recent: VecDeque::with_capacity(REMEMBERED_BLOCKS + 1),
+            recent: sack::RecentBlocks::default(),
             quickacks: 0,
             delack_deadline: None,
             comp_deadline: None,

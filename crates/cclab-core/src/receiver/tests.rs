@@ -2,7 +2,7 @@
 //! window growth and ECN echo.
 
 use super::*;
-use crate::packet::{Ecn, Segment};
+use crate::packet::{Ecn, SackBlock, Segment};
 
 fn seg(seq: u64) -> Segment {
     Segment {

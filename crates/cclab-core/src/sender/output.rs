@@ -142,7 +142,10 @@ impl Sender {
             self.stats.cur_burst = 0;
         }
         self.cwnd_validate(limited);
-        if self.tp.ca_state == CaState::Open && !seg.retrans {
+        // Linux arms the loss probe once per `tcp_write_xmit()`, after the buffers it sent.
+        // Each arming sets the deadline afresh from the state, so within a burst (taken whole
+        // at one instant before anyone reads the timers) only the last one counts.
+        if seg.burst_end && self.tp.ca_state == CaState::Open && !seg.retrans {
             self.schedule_loss_probe(now);
         }
         Some(seg)
