@@ -290,7 +290,9 @@ pub fn advise(path: &str, opts: &AdviseOptions) -> Result<Advice, Error> {
     };
     let mut grid = vec![current.clone()];
     let w = current.tcp_wmem;
-    for cc in cclab_core::cc::CONTROLLERS.iter().map(|c| c.name) {
+    // (The external controller is driven from outside: nothing to recommend.)
+    let ccs = cclab_core::cc::CONTROLLERS.iter().map(|c| c.name);
+    for cc in ccs.filter(|&c| c != cclab_core::cc::external::CONTROLLER.name) {
         for iw in [10, 20, 40] {
             for pacing in [false, true] {
                 for wmax in [w[2], mib(16), mib(64)] {
