@@ -113,6 +113,9 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         retry_disturbed: a.retry_disturbed,
         trace_dir: a.trace.clone(),
         cancel: None,
+        // The CLI does not embed Python: `py:` controllers are refused with a pointer to
+        // the Python package.
+        py_controllers: false,
     };
     let mut plans = Vec::new();
     for f in &a.files {
