@@ -232,6 +232,8 @@ class CongestionEnv(gym.Env):
         self._rate = self.start_rate
         self._cwnd = self.start_cwnd
         self._steps = 0
+        #: The episode's drawn path (the scenario's `link` table) under a distribution.
+        self.path: Optional[dict] = None
 
     # -- helpers
     def _push(self, s: Sequence[float]) -> np.ndarray:
@@ -244,7 +246,9 @@ class CongestionEnv(gym.Env):
 
     def _spec(self, seed: int) -> tuple:
         if self.dist is not None:
-            sc = Scenario.from_dict(self.dist.draw(self.np_random, self.interval_us))
+            d = self.dist.draw(self.np_random, self.interval_us)
+            self.path = d["link"]
+            sc = Scenario.from_dict(d)
         else:
             sc = self.fixed
         return sc._spec(seed, 1, "sim")
