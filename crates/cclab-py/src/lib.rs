@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
+mod drive;
+
 pyo3::create_exception!(
     _native,
     CclabError,
@@ -68,8 +70,20 @@ impl Spec {
             overrides: self.3.clone(),
             seed: self.4,
             repeat: self.5,
+            // `py:module:Class` flows are taken: `run` drives them (drive.rs).
+            py_controllers: true,
             ..Default::default()
         })
+    }
+
+    /// Whether the scenario has `py:module:Class` flows (then [`drive::run_py`] runs it).
+    fn has_py_flows(&self) -> PyResult<bool> {
+        let opts = self.opts()?;
+        if self.backend() != "sim" || !self.0.contains(cclab_scenario::PY_PREFIX) {
+            return Ok(false);
+        }
+        let plan = runner::plan_text(&self.0, &self.1, self.2.as_deref(), &opts).map_err(py_err)?;
+        Ok(runner::has_py_flows(&plan))
     }
 
     fn plan(&self) -> PyResult<Plan> {
@@ -156,6 +170,9 @@ fn run(
     progress: bool,
     trace_dir: Option<PathBuf>,
 ) -> PyResult<Results> {
+    if spec.has_py_flows()? {
+        return drive::run_py(py, &spec);
+    }
     let plan = spec.plan()?;
     let cancel = Arc::new(AtomicBool::new(false));
     let opts = RunOptions {
@@ -543,6 +560,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STREAM_REPORT_MOST", cclab::output::STREAM_REPORT_MOST)?;
     m.add_class::<Results>()?;
     m.add_class::<Stream>()?;
+    m.add_class::<drive::Stepper>()?;
     m.add_function(wrap_pyfunction!(stream, m)?)?;
     m.add_function(wrap_pyfunction!(plan_info, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -40,6 +40,20 @@ pub fn canonical_cc(name: &str) -> Option<&'static str> {
 /// backend only); a relative path is taken from the scenario file's folder.
 pub const BPF_PREFIX: &str = "bpf:";
 
+/// How `flows.cc` names a Python controller class (`cc = "py:my_policies:DelayRate"`):
+/// the flow runs the `external` controller, decided by an instance of the class at each
+/// monitor interval. Only the Python package runs these (`cclab.run`); the CLI does not
+/// embed Python.
+pub const PY_PREFIX: &str = "py:";
+
+/// `("module", "Class")` of a `py:module:Class` name, or `None` if `cc` is not one or is
+/// malformed (an empty part, or not exactly two).
+pub fn py_class(cc: &str) -> Option<(&str, &str)> {
+    let (m, c) = cc.strip_prefix(PY_PREFIX)?.split_once(':')?;
+    let ident = |s: &str| !s.is_empty() && !s.contains(':') && !s.contains(char::is_whitespace);
+    (ident(m) && ident(c)).then_some((m, c))
+}
+
 /// One controller a backend offers, as scenario validation sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcEntry {
@@ -65,6 +79,9 @@ pub struct CcCatalog {
     pub entries: Vec<CcEntry>,
     /// Whether `cc = "bpf:PATH"` (a user's BPF struct_ops object) is taken too.
     pub bpf_objects: bool,
+    /// Whether `cc = "py:module:Class"` (a Python controller, [`PY_PREFIX`]) is taken too:
+    /// set by the Python package, which drives those flows.
+    pub py_objects: bool,
 }
 
 impl CcCatalog {
@@ -82,6 +99,7 @@ impl CcCatalog {
                 })
                 .collect(),
             bpf_objects: false,
+            py_objects: false,
         }
     }
 
@@ -106,11 +124,17 @@ impl CcCatalog {
                 })
                 .collect(),
             bpf_objects: false,
+            py_objects: false,
         }
     }
 
     /// The entry `name` (any case, aliases included) stands for.
+    /// A Python controller (`py:module:Class`, when taken) stands for `external`.
     pub fn find(&self, name: &str) -> Option<&CcEntry> {
+        if self.py_objects && name.starts_with(PY_PREFIX) {
+            let ext = cclab_core::cc::external::CONTROLLER.name;
+            return self.entries.iter().find(|e| e.name == ext);
+        }
         let n = name.trim().to_ascii_lowercase();
         self.entries
             .iter()
@@ -508,8 +532,14 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// The simulator's controller for this group, every parameter resolved (the given
     /// `cc_params` over the defaults); an error names what the registry lacks.
+    /// A Python controller (`py:module:Class`) runs the `external` controller.
     pub fn controller(&self) -> Result<Params, String> {
-        let c = cclab_core::cc::find(&self.cc).ok_or_else(|| {
+        let name = if self.cc.starts_with(PY_PREFIX) {
+            cclab_core::cc::external::CONTROLLER.name
+        } else {
+            &self.cc
+        };
+        let c = cclab_core::cc::find(name).ok_or_else(|| {
             format!(
                 "congestion control \"{}\" is not in the simulator (it has: {})",
                 self.cc,

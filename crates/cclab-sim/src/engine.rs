@@ -20,7 +20,9 @@
 
 use crate::config::SimConfig;
 use crate::hosts::{Host, HostCpus};
+use crate::monitor::{IntervalStats, Monitor};
 use crate::timers::Timers;
+use cclab_core::cc::external::Action;
 use cclab_core::packet::{Ack, Ecn, Segment};
 use cclab_core::receiver::{EcnEcho, Receiver, ReceiverConfig};
 use cclab_core::sender::{Sender, SenderConfig};
@@ -103,6 +105,8 @@ struct Flow {
     /// Receiver's delivered bytes at the previous series sample.
     last_delivered: u64,
     series: FlowSeries,
+    /// The monitor interval in progress, for a flow whose controller is external.
+    monitor: Option<Monitor>,
 }
 
 // Component slots: per-flow slots follow the global ones.
@@ -251,21 +255,26 @@ impl Simulation {
                         (true, false, true) => EcnEcho::Precise,
                     },
                 });
+                let mut sender = Sender::new(
+                    SenderConfig {
+                        mss,
+                        init_cwnd: f.init_cwnd,
+                        size: f.size,
+                        pacing: f.pacing,
+                        tso: cfg.tso,
+                        hz: cfg.hz,
+                        host: f.host.clone(),
+                        peer_init_wnd: receiver.advertised_window(),
+                        ecn,
+                    },
+                    cc,
+                );
+                // The first interval of an external flow begins when the flow starts.
+                let monitor = sender
+                    .external_interval()
+                    .map(|d| Monitor::new(f.start_ns, f.start_ns + d, &sender));
                 Flow {
-                    sender: Sender::new(
-                        SenderConfig {
-                            mss,
-                            init_cwnd: f.init_cwnd,
-                            size: f.size,
-                            pacing: f.pacing,
-                            tso: cfg.tso,
-                            hz: cfg.hz,
-                            host: f.host.clone(),
-                            peer_init_wnd: receiver.advertised_window(),
-                            ecn,
-                        },
-                        cc,
-                    ),
+                    sender,
                     receiver,
                     inbox: Vec::new(),
                     acks: DelayLine::new(0),
@@ -280,6 +289,7 @@ impl Simulation {
                         cc: f.cc.name().to_string(),
                         ..Default::default()
                     },
+                    monitor,
                 }
             })
             .collect();
@@ -382,15 +392,29 @@ impl Simulation {
     }
 
     pub fn run_to_end(&mut self) {
-        while let Some((t, slot)) = self.timers.pop(self.end) {
+        self.run_events(self.end);
+        self.finish();
+    }
+
+    /// Process every event due by `limit` (at most the run's end); `false` once the run is
+    /// over (its end reached, or every sized flow complete in a run without a duration).
+    fn run_events(&mut self, limit: Nanos) -> bool {
+        while let Some((t, slot)) = self.timers.pop(limit.min(self.end)) {
             self.now = t;
             self.events += 1;
             self.dispatch(slot);
             if self.cfg.duration_ns.is_none() && self.all_sized_done() {
                 self.end = self.now;
-                break;
+                return false;
             }
         }
+        limit < self.end
+    }
+
+    /// Close the run at its end: what is still inside the paths is counted and the series'
+    /// last bin is taken. (Done by [`Self::run_to_end`]; a stepped run calls it once
+    /// [`Self::advance_to`] returns `false`.)
+    pub fn finish(&mut self) {
         if self.cfg.duration_ns.is_none() && !self.all_sized_done() {
             self.end = self.end.max(self.now);
         }
@@ -408,6 +432,73 @@ impl Simulation {
         {
             self.sample();
         }
+    }
+
+    // ---------------------------------------------------------------- stepping
+    // A run driven from outside: advance to a time, read a monitor interval, set an
+    // external flow's action, continue. Ordinary runs never call these.
+
+    /// Simulated time now, ns.
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// Run every event up to `t` (at most the run's end) and stand at `t`; `false` once the
+    /// run is over (then call [`Self::finish`]).
+    pub fn advance_to(&mut self, t: Nanos) -> bool {
+        let running = self.run_events(t);
+        if running {
+            self.now = self.now.max(t);
+        }
+        running
+    }
+
+    /// The external flow whose monitor interval ends first, and when (`None` when no flow is
+    /// external).
+    pub fn next_decision(&self) -> Option<(usize, Nanos)> {
+        self.flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.monitor.as_ref().map(|m| (i, m.end_ns)))
+            .min_by_key(|&(i, t)| (t, i))
+    }
+
+    /// Close flow `f`'s monitor interval now and start the next one (its length from the
+    /// controller: see `cclab_core::cc::external`); `None` if `f` is not external.
+    pub fn take_interval(&mut self, f: usize) -> Option<IntervalStats> {
+        let now = self.now;
+        let fl = self.flows.get_mut(f)?;
+        let st = fl.monitor.as_ref()?.stats(now, &fl.sender);
+        let d = fl.sender.external_interval()?;
+        fl.monitor = Some(Monitor::new(now, now + d, &fl.sender));
+        Some(st)
+    }
+
+    /// Hand flow `f`'s external controller a decision, applied now (the sender sends what
+    /// the new window and rate allow); an error if `f` is not an external flow.
+    pub fn set_action(&mut self, f: usize, a: &Action) -> Result<(), String> {
+        let n = self.flows.len();
+        let fl = self
+            .flows
+            .get_mut(f)
+            .ok_or_else(|| format!("flow {f} does not exist (the run has {n})"))?;
+        if !fl.sender.set_external_action(a) {
+            return Err(format!(
+                "flow {f} runs {}, not the external controller",
+                fl.sender.cc_name()
+            ));
+        }
+        // The next interval's length may have changed with the decision.
+        if let (Some(d), Some(m)) = (fl.sender.external_interval(), fl.monitor.as_mut()) {
+            m.end_ns = m.end_ns.max(self.now).min(self.now + d);
+        }
+        self.drive_sender(f);
+        Ok(())
+    }
+
+    /// The run's end (its duration, or when its sized flows completed), ns.
+    pub fn end(&self) -> Nanos {
+        self.end
     }
 
     fn dispatch(&mut self, slot: usize) {
@@ -568,7 +659,11 @@ impl Simulation {
         while let Some((_, ack)) = self.flows[f].acks.pop_due(now) {
             let out = self.flows[f].sender.on_ack(now, &ack);
             if let Some(r) = out.rtt_sample {
-                self.flows[f].rtt_hist.record(r);
+                let fl = &mut self.flows[f];
+                fl.rtt_hist.record(r);
+                if let Some(m) = fl.monitor.as_mut() {
+                    m.rtt(now, r);
+                }
             }
         }
         let due = self.flows[f].acks.next_due();

@@ -21,17 +21,24 @@
 //!
 //! - [`engine`](Simulation): the event loop; `timers`: its event queue;
 //! - [`hosts`](HostLatency): the end hosts' handling time and sleeping CPUs;
-//! - `scenario`: a scenario becomes a [`SimConfig`]; [`SimBackend`]: the backend seam.
+//! - `scenario`: a scenario becomes a [`SimConfig`]; [`SimBackend`]: the backend seam;
+//! - `monitor` ([`IntervalStats`]) and `step` ([`run_driven`]): runs whose `external` flows
+//!   are decided from outside at monitor intervals ([`Simulation::advance_to`],
+//!   [`Simulation::take_interval`], [`Simulation::set_action`]).
 
 mod backend;
 mod config;
 mod engine;
 mod hosts;
+mod monitor;
 mod scenario;
+mod step;
 mod timers;
 
 pub use backend::SimBackend;
 pub use config::{SimConfig, SimFlow};
 pub use engine::{run, Simulation};
 pub use hosts::{HostLatency, HostWake};
+pub use monitor::IntervalStats;
 pub use scenario::{config_from_scenario, run_scenario, UnsupportedError};
+pub use step::run_driven;

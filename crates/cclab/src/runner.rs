@@ -84,6 +84,9 @@ pub struct RunOptions {
     /// one starts. For a caller that holds a [`cclab_sys::SignalGuard`] and has something to
     /// clean up (`cclab run --out` removes its partial directory).
     pub stop_on_signal: bool,
+    /// Take `cc = "py:module:Class"` (Python controllers, simulator only): the Python
+    /// package sets it and runs such plans with [`run_one_driven`].
+    pub py_controllers: bool,
 }
 
 /// How long to wait before re-running a disturbed kernel run: the hypervisor's busy spells
@@ -103,6 +106,7 @@ impl Default for RunOptions {
             trace_dir: None,
             cancel: None,
             stop_on_signal: false,
+            py_controllers: false,
         }
     }
 }
@@ -177,8 +181,10 @@ pub fn plan_text(
     opts: &RunOptions,
 ) -> Result<Plan, Error> {
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
-    let file = ScenarioFile::from_str_for(text, origin, backend.controllers())?
-        .with_dir(dir.map(|d| d.to_path_buf()));
+    let mut cat = backend.controllers();
+    cat.py_objects = opts.py_controllers && backend.name() == "sim";
+    let file =
+        ScenarioFile::from_str_for(text, origin, cat)?.with_dir(dir.map(|d| d.to_path_buf()));
     plan_file(file, origin, sha256_hex(text.as_bytes()), opts)
 }
 
@@ -223,18 +229,95 @@ struct Job<'a> {
 }
 
 fn run_job(backend: &dyn Backend, job: &Job) -> Result<RunResult, Error> {
+    if let Some(f) = job
+        .point
+        .scenario
+        .flows
+        .iter()
+        .find(|f| f.cc.starts_with(cclab_scenario::PY_PREFIX))
+    {
+        return Err(Error::new(format!(
+            "{}: cc = \"{}\" is a Python controller: run the scenario with cclab.run(...) or Scenario.run() in Python (not in a distributed sweep)",
+            job.point.scenario.name, f.cc
+        )));
+    }
     let mut sc = job.point.scenario.clone();
     sc.seed = job.seed;
     let ctx = RunContext {
         trace: job.trace.clone(),
     };
-    let mut r = backend.run(&sc, &ctx)?;
+    let r = backend.run(&sc, &ctx)?;
+    Ok(complete_run(job, &sc, r))
+}
+
+/// What every run records besides its backend's measurements: the matrix point's
+/// parameters, the resolved scenario, the reference.
+fn complete_run(job: &Job, sc: &cclab_scenario::Scenario, mut r: RunResult) -> RunResult {
     r.params = job.point.params.clone();
     r.resolved = sc.resolved();
     if let Some(refv) = &sc.reference {
         r.reference = reference::for_run(refv, &job.point.resolved());
     }
-    Ok(r)
+    r
+}
+
+/// Whether a plan has flows a Python controller drives (`cc = "py:module:Class"`).
+pub fn has_py_flows(plan: &Plan) -> bool {
+    plan.points.iter().any(|p| {
+        p.scenario
+            .flows
+            .iter()
+            .any(|f| f.cc.starts_with(cclab_scenario::PY_PREFIX))
+    })
+}
+
+/// Run `k` of a plan (see [`job_count`]) on the simulator, its `external` flows decided by
+/// `decide(flow, group's cc, stats)` at the end of each monitor interval: the Python
+/// package's `py:module:Class` controllers. A Python controller's flows are recorded under
+/// its `py:` name (the controller that ran them is `external`). A decider's error stops the
+/// run.
+pub fn run_one_driven(
+    plan: &Plan,
+    k: usize,
+    opts: &RunOptions,
+    decide: &mut dyn FnMut(
+        usize,
+        &str,
+        &cclab_sim::IntervalStats,
+    ) -> Result<cclab_core::cc::external::Action, String>,
+) -> Result<RunResult, Error> {
+    if k >= job_count(plan, opts.repeat) {
+        return Err(Error::new(format!(
+            "{}: run {} does not exist: the scenario has {} runs",
+            plan.path,
+            k + 1,
+            job_count(plan, opts.repeat)
+        )));
+    }
+    let job = job(plan, k, opts);
+    let mut sc = job.point.scenario.clone();
+    sc.seed = job.seed;
+    let cfg = cclab_sim::config_from_scenario(&sc).map_err(|e| Error::new(e.to_string()))?;
+    let names: Vec<&str> = cfg
+        .flows
+        .iter()
+        .map(|f| sc.flows[f.group as usize].cc.as_str())
+        .collect();
+    let mut r = cclab_sim::run_driven(&cfg, |f, st| decide(f, names[f], st))
+        .map_err(|e| Error::new(format!("{}: {e}", sc.name)))?;
+    for (i, f) in r.flows.iter_mut().enumerate() {
+        if names[i].starts_with(cclab_scenario::PY_PREFIX) {
+            f.cc = names[i].to_string();
+        }
+    }
+    if let Some(s) = r.series.as_mut() {
+        for (i, f) in s.flows.iter_mut().enumerate() {
+            if names[i].starts_with(cclab_scenario::PY_PREFIX) {
+                f.cc = names[i].to_string();
+            }
+        }
+    }
+    Ok(complete_run(&job, &sc, r))
 }
 
 /// The number of runs of a plan: every matrix point with `repeat` consecutive seeds. Run

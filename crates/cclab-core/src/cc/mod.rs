@@ -47,6 +47,7 @@ pub mod bbr3;
 pub mod bbr_common;
 pub mod cubic;
 pub mod dctcp;
+pub mod external;
 pub mod prague;
 pub mod registry;
 pub mod reno;
@@ -193,6 +194,12 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// The external controller, whose decisions come from outside ([`external`]); `None` for
+    /// every other.
+    fn external(&mut self) -> Option<&mut external::External> {
+        None
+    }
+
     /// Human-readable internal state for traces (e.g. `"STARTUP"`, `"PROBE_BW"`).
     fn mode_name(&self) -> &'static str {
         ""
@@ -207,6 +214,7 @@ pub const CONTROLLERS: &[&Controller] = &[
     &bbr3::CONTROLLER,
     &dctcp::CONTROLLER,
     &prague::CONTROLLER,
+    &external::CONTROLLER,
 ];
 
 // ---- Helpers shared by loss-based controllers (Linux net/ipv4/tcp_cong.c) ----

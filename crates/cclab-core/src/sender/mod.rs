@@ -539,6 +539,24 @@ impl Sender {
         self.rate.delivery_rate_bps(self.cfg.mss)
     }
 
+    /// Hand a decision to an external controller ([`crate::cc::external`]), applied to cwnd
+    /// and pacing at once; `false` if the flow's controller is not external.
+    pub fn set_external_action(&mut self, a: &crate::cc::external::Action) -> bool {
+        match self.cc.external() {
+            Some(e) => {
+                e.set_action(&mut self.tp, a);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The next monitor interval's length, ns, if the controller is external.
+    pub fn external_interval(&mut self) -> Option<Nanos> {
+        let srtt = self.rtt.srtt();
+        self.cc.external().map(|e| e.next_interval(srtt))
+    }
+
     /// Whether a sized transfer has been fully acknowledged.
     pub fn is_done(&self) -> bool {
         matches!(self.total_segs, Some(t) if self.tp.snd_una >= t)

@@ -10,7 +10,7 @@ pub struct Palette {
 /// reno green, cubic blue, bbr orange, then the next ones); other names (a kernel's own
 /// controllers) take the extra colours in order of appearance.
 const REGISTERED: &[&str] = &[
-    "#2b8a3e", "#1c64d8", "#e8590c", "#9c36b5", "#0c8599", "#c2255c",
+    "#2b8a3e", "#1c64d8", "#e8590c", "#9c36b5", "#0c8599", "#c2255c", "#343a40",
 ];
 pub(super) const EXTRA: &[&str] = &["#5c940d", "#f08c00", "#862e9c", "#1098ad", "#495057"];
 

@@ -183,6 +183,25 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             _ => wrong("a loss like \"1%\" or 0.01"),
         },
         Kind::Cc => match v {
+            RawV::Str(s) if s.starts_with(PY_PREFIX) => {
+                if !cat.py_objects {
+                    Err((
+                        BadValue,
+                        format!(
+                            "\"{s}\" names a Python controller class, which only the Python package runs (cclab.run(...) in Python; the cclab command does not embed Python); {} has: {}",
+                            cat.owner,
+                            cat.list()
+                        ),
+                    ))
+                } else if py_class(s).is_none() {
+                    Err((
+                        BadValue,
+                        format!("\"{s}\": a Python controller is named \"py:module:Class\" (an importable module and a class in it with on_interval(stats))"),
+                    ))
+                } else {
+                    Ok(Val::Str(s.clone()))
+                }
+            }
             RawV::Str(s) if s.starts_with(BPF_PREFIX) => {
                 if !cat.bpf_objects {
                     Err((

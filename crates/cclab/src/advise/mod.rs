@@ -373,7 +373,9 @@ pub fn advise(path: &str, opts: &AdviseOptions) -> Result<Advice, Error> {
     let iws = [10, 20, 40];
     let wmaxes = [w[2], mib(16), mib(64)];
     let rtos = [current.rto_min_ms, 50];
-    for cc in cclab_core::cc::CONTROLLERS.iter().map(|c| c.name) {
+    // (The external controller is driven from outside: nothing to recommend.)
+    let ccs = cclab_core::cc::CONTROLLERS.iter().map(|c| c.name);
+    for cc in ccs.filter(|&c| c != cclab_core::cc::external::CONTROLLER.name) {
         for iw in iws {
             for pacing in [false, true] {
                 for wmax in wmaxes {

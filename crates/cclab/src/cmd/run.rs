@@ -135,6 +135,9 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
         trace_dir: a.trace.clone(),
         cancel: None,
         stop_on_signal: a.out.is_some(),
+        // The CLI does not embed Python: `py:` controllers are refused with a pointer to
+        // the Python package.
+        py_controllers: false,
     };
     let mut plans = Vec::new();
     for f in &a.files {
