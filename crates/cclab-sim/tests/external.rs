@@ -45,14 +45,10 @@ fn a_window_decision_is_held() {
     assert_eq!(r.flows[0].cc, "external");
 }
 
-/// A held rate: the pacing rate is as set and the flow delivers at it, whatever its
-/// window; the interval's delivery and send rates measure it.
-#[test]
-fn a_rate_decision_is_held() {
-    let cfg = SimConfig::single("external", 100e6, 20 * MS, 1.0, 0.0, 2 * S);
-    let rate = 30e6;
+/// `cfg` with its external flow held at `rate` (bit/s): the result and every interval seen.
+fn run_at_rate(cfg: &SimConfig, rate: f64) -> (cclab_results::RunResult, Vec<IntervalStats>) {
     let mut seen: Vec<IntervalStats> = Vec::new();
-    let r = run_driven(&cfg, |_, st| {
+    let r = run_driven(cfg, |_, st| {
         seen.push(*st);
         Ok::<_, Infallible>(Action {
             pacing_rate: Some((rate / 8.0) as u64),
@@ -60,6 +56,16 @@ fn a_rate_decision_is_held() {
         })
     })
     .unwrap();
+    (r, seen)
+}
+
+/// A held rate: the pacing rate is as set and the flow delivers at it, whatever its
+/// window; the interval's delivery and send rates measure it.
+#[test]
+fn a_rate_decision_is_held() {
+    let cfg = SimConfig::single("external", 100e6, 20 * MS, 1.0, 0.0, 2 * S);
+    let rate = 30e6;
+    let (r, seen) = run_at_rate(&cfg, rate);
     let late = &seen[50..];
     assert!(late.iter().all(|s| s.pacing_rate_bps == rate));
     let mean = |f: fn(&IntervalStats) -> f64| late.iter().map(f).sum::<f64>() / late.len() as f64;
@@ -82,15 +88,7 @@ fn a_rate_decision_is_held() {
 fn linux_recovery_works_under_external_control() {
     let cfg = SimConfig::single("external", 100e6, 20 * MS, 1.0, 0.02, 3 * S);
     let rate = 40e6;
-    let mut seen: Vec<IntervalStats> = Vec::new();
-    let r = run_driven(&cfg, |_, st| {
-        seen.push(*st);
-        Ok::<_, Infallible>(Action {
-            pacing_rate: Some((rate / 8.0) as u64),
-            ..Action::default()
-        })
-    })
-    .unwrap();
+    let (r, seen) = run_at_rate(&cfg, rate);
     let f = &r.flows[0];
     let lost: f64 = seen.iter().map(|s| s.lost_pkts).sum();
     eprintln!(

@@ -28,16 +28,9 @@ pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
         .map_err(|e| Error::new(format!("cannot write {}: {e}", path.display())))
 }
 
-/// The results directory of `cclab run --out DIR`: one document per plan (module doc).
-pub fn write_out(dir: &Path, plans: &[runner::Plan], docs: &[ResultsDoc]) -> Result<(), Error> {
-    let metas: Vec<(&str, &str, Option<&str>)> = plans
-        .iter()
-        .map(|p| (p.name.as_str(), p.path.as_str(), p.description.as_deref()))
-        .collect();
-    write_docs(dir, &metas, docs)
-}
-
-/// [`write_out`] for documents described by (name, source, description).
+/// A results directory of documents held in memory, described by (name, source,
+/// description): one document per sub-directory when there are several (module doc).
+/// `cclab run --out` writes the same files as its runs come ([`StreamOut`]).
 pub fn write_docs(
     dir: &Path,
     metas: &[(&str, &str, Option<&str>)],
@@ -80,7 +73,7 @@ pub fn write_docs(
 pub const STREAM_REPORT_MOST: usize = 5000;
 
 /// The results directory of `cclab run --out DIR` written as the runs come
-/// ([`cclab_report::stream`]): the same files as [`write_out`] (Parquet in row groups), but
+/// ([`cclab_report::stream`]): the same files as [`write_docs`] (Parquet in row groups), but
 /// no run is held in memory once written, so a sweep's memory does not grow with its runs.
 pub struct StreamOut {
     dir: PathBuf,

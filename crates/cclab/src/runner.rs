@@ -286,14 +286,7 @@ pub fn run_one_driven(
         &cclab_sim::IntervalStats,
     ) -> Result<cclab_core::cc::external::Action, String>,
 ) -> Result<RunResult, Error> {
-    if k >= job_count(plan, opts.repeat) {
-        return Err(Error::new(format!(
-            "{}: run {} does not exist: the scenario has {} runs",
-            plan.path,
-            k + 1,
-            job_count(plan, opts.repeat)
-        )));
-    }
+    check_run_index(plan, k, opts)?;
     let job = job(plan, k, opts);
     let mut sc = job.point.scenario.clone();
     sc.seed = job.seed;
@@ -305,19 +298,41 @@ pub fn run_one_driven(
         .collect();
     let mut r = cclab_sim::run_driven(&cfg, |f, st| decide(f, names[f], st))
         .map_err(|e| Error::new(format!("{}: {e}", sc.name)))?;
+    // A Python controller's flows are recorded under its `py:` name.
+    let py_name = |i: usize| {
+        names[i]
+            .starts_with(cclab_scenario::PY_PREFIX)
+            .then(|| names[i])
+    };
     for (i, f) in r.flows.iter_mut().enumerate() {
-        if names[i].starts_with(cclab_scenario::PY_PREFIX) {
-            f.cc = names[i].to_string();
+        if let Some(n) = py_name(i) {
+            f.cc = n.to_string();
         }
     }
-    if let Some(s) = r.series.as_mut() {
-        for (i, f) in s.flows.iter_mut().enumerate() {
-            if names[i].starts_with(cclab_scenario::PY_PREFIX) {
-                f.cc = names[i].to_string();
-            }
+    for (i, f) in r
+        .series
+        .iter_mut()
+        .flat_map(|s| s.flows.iter_mut())
+        .enumerate()
+    {
+        if let Some(n) = py_name(i) {
+            f.cc = n.to_string();
         }
     }
     Ok(complete_run(&job, &sc, r))
+}
+
+/// An error unless the plan has a run `k` (from 0).
+fn check_run_index(plan: &Plan, k: usize, opts: &RunOptions) -> Result<(), Error> {
+    let n = job_count(plan, opts.repeat);
+    if k >= n {
+        return Err(Error::new(format!(
+            "{}: run {} does not exist: the scenario has {n} runs",
+            plan.path,
+            k + 1
+        )));
+    }
+    Ok(())
 }
 
 /// The number of runs of a plan: every matrix point with `repeat` consecutive seeds. Run
@@ -345,14 +360,7 @@ fn job<'a>(plan: &'a Plan, k: usize, opts: &RunOptions) -> Job<'a> {
 /// the same run [`execute`] makes at that place.
 pub fn run_one(plan: &Plan, k: usize, opts: &RunOptions) -> Result<RunResult, Error> {
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
-    if k >= job_count(plan, opts.repeat) {
-        return Err(Error::new(format!(
-            "{}: run {} does not exist: the scenario has {} runs",
-            plan.path,
-            k + 1,
-            job_count(plan, opts.repeat)
-        )));
-    }
+    check_run_index(plan, k, opts)?;
     if let Some(why) = backend.unavailable() {
         return Err(Error::new(why));
     }
