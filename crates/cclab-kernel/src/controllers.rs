@@ -86,14 +86,20 @@ pub fn prepare(ccs: &[&str]) -> Result<Controllers, KernelError> {
 /// of a deployment do where the receiver half matters: a controller that wants each CE
 /// change echoed at once (DCTCP's `dctcp_ece_ack_update()`) or needs Accurate ECN (Prague:
 /// 6.18 accepts AccECN only for a listener whose controller needs it); the simulator's
-/// model says which, and the flow negotiates ECN; and a user's BPF object, whose receiver half cclab
-/// cannot know. Otherwise the receiver keeps the namespace's default, whose only part in
-/// the flow is the RFC 3168 echo every Linux controller shares.
+/// model says which, and the flow negotiates ECN (`ecn = true`, or a controller that needs
+/// it, as the simulator decides: DCTCP and Prague negotiate whatever `ecn` says); and a
+/// user's BPF object, whose receiver half cclab cannot know. Otherwise the receiver keeps
+/// the namespace's default, whose only part in the flow is the RFC 3168 echo every Linux
+/// controller shares.
+///
+/// A Prague sender whose receiver kept the default would get a classic-ECN SYN-ACK, and
+/// 6.18 then turns ECN off for it (`TCP_CONG_NO_FALLBACK_RFC3168`) while its data stays
+/// ECN-capable: a flow the L queue marks and that never hears of it.
 pub fn receiver_cc(cc: &str, ecn: bool) -> bool {
     cc.starts_with(BPF_PREFIX)
         || cclab_core::cc::find(cc).is_some_and(|c| {
             let cc = (c.build)(&c.defaults(), 0);
-            ecn && (cc.wants_ce_events() || cc.needs_accecn())
+            (ecn || cc.needs_ecn()) && (cc.wants_ce_events() || cc.needs_accecn())
         })
 }
 
@@ -146,4 +152,21 @@ pub fn bpf_summary(e: &CcEntry) -> Option<&'static str> {
         .filter(|v| *v == "bpf")
         .and_then(|_| cclab_bpf::builtin(&e.name))
         .map(|b| b.summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::receiver_cc;
+
+    #[test]
+    fn the_receiver_runs_the_controller_where_its_receiver_half_matters() {
+        // Prague and DCTCP negotiate ECN whatever `ecn` says (as in the simulator), and
+        // their receivers must run them: AccECN for Prague, the precise echo for DCTCP.
+        for ecn in [false, true] {
+            assert!(receiver_cc("prague", ecn), "prague, ecn = {ecn}");
+            assert!(receiver_cc("dctcp", ecn), "dctcp, ecn = {ecn}");
+            assert!(!receiver_cc("cubic", ecn), "cubic, ecn = {ecn}");
+        }
+        assert!(receiver_cc("bpf:/x/y.bpf.o", false));
+    }
 }
