@@ -11,8 +11,10 @@
 //! Here: the options and the page's assembly, document by document; `palette` controller
 //! colours; `lookup` lookups over documents shared by the sections; `page` the page
 //! shell with its CSS and JS; `tables` the summary and per-seed tables; `sweep` the
-//! headline and sweep charts; `run` one run's section and charts.
+//! headline and sweep charts; `dualq` the L4S view of a dual-queue bottleneck; `run` one
+//! run's section and charts.
 
+mod dualq;
 mod lookup;
 mod overlay;
 mod page;
@@ -318,6 +320,7 @@ fn doc_section(
     page.body.push_str("</div>");
     seeds_table(&mut page.body, doc);
     summary_table(&mut page.body, doc, pal);
+    dualq::section(page, doc, &name);
     crate::host::fit_section(&mut page.body, doc);
     point::section(page, doc, pal, per_line, &name, opts);
     // Runs.

@@ -251,8 +251,8 @@ pub(crate) fn run_charts<'a>(
                 &format!("{name}{}", suffix(r)),
                 match k {
                     0 => NEUTRAL,
-                    _ if name.starts_with("bottleneck L") => "#1f6feb",
-                    _ => "#bc4c00",
+                    _ if name.starts_with("bottleneck L") => super::dualq::L_COLOR,
+                    _ => super::dualq::C_COLOR,
                 },
                 &ts.t_s,
                 v,
