@@ -710,6 +710,32 @@ fn run_scores_published_figures_and_claims_with_a_total() {
         t.contains("total over 2 scenario files: 2 of 4 published figures (goodput 2 of 2 within x1.5, retransmits 0 of 2 within x2); claims 1 of 2 hold"),
         "{t}"
     );
+    // The same score in --json (beside each document's runs) and in --markdown.
+    let out = cclab()
+        .args(["run", "-q", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (sa, sb) = (&v[0]["score"], &v[1]["score"]);
+    assert_eq!(sa["claims"][0]["verdict"], "holds", "{sa}");
+    assert_eq!(sb["claims"][0]["verdict"], "fails", "{sb}");
+    let figs = sa["figures"].as_array().unwrap();
+    assert_eq!(figs.len(), 2, "{sa}");
+    assert!(figs
+        .iter()
+        .any(|f| f["figure"] == "retransmits" && f["ok"] == false));
+    assert!(v[0]["runs"].as_array().is_some_and(|r| r.len() == 2));
+    let out = cclab()
+        .args(["run", "-q", "--markdown"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(md.matches("```text").count(), 2, "{md}");
+    assert!(md.contains("**total over 2 scenario files: 2 of 4"), "{md}");
 }
 
 /// `--markdown`: one GitHub-flavoured table per scenario under its title; not with --json.

@@ -168,20 +168,40 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    // The published figures and claims of each scenario's `[reference]`, scored on its runs.
+    let scores: Vec<Option<(score::Score, Option<String>)>> = plans
+        .iter()
+        .zip(&docs)
+        .map(|(p, d)| {
+            let r = p.points.first()?.scenario.reference.as_deref()?;
+            let s = score::score(r, d);
+            let unit = r.get("unit").and_then(|u| u.as_str()).map(String::from);
+            (!s.is_empty()).then_some((s, unit))
+        })
+        .collect();
+    let scored: Vec<&score::Score> = scores.iter().flatten().map(|(s, _)| s).collect();
     if a.json {
-        let text = if docs.len() == 1 {
-            export::json(&docs[0])
-        } else {
-            let vals: Vec<serde_json::Value> = docs
-                .iter()
-                .map(|d| serde_json::from_str(&export::json(d)).expect("valid json"))
-                .collect();
-            serde_json::to_string_pretty(&vals).expect("json")
+        // The results document, and beside its runs the scenario's score (`score`: every
+        // figure and claim, as the text under the table says them).
+        let vals: Vec<serde_json::Value> = docs
+            .iter()
+            .zip(&scores)
+            .map(|(d, s)| {
+                let mut v: serde_json::Value =
+                    serde_json::from_str(&export::json(d)).expect("valid json");
+                if let (Some((s, _)), Some(o)) = (s, v.as_object_mut()) {
+                    o.insert("score".into(), serde_json::to_value(s).expect("json"));
+                }
+                v
+            })
+            .collect();
+        let text = match &vals[..] {
+            [one] => serde_json::to_string_pretty(one).expect("json"),
+            _ => serde_json::to_string_pretty(&vals).expect("json"),
         };
         let _ = writeln!(out, "{text}");
     } else {
-        let mut scores = Vec::new();
-        for (p, d) in plans.iter().zip(&docs) {
+        for ((p, d), s) in plans.iter().zip(&docs).zip(&scores) {
             let title = cclab::output::title(&p.name, &p.path, p.description.as_deref(), d);
             let text = if a.markdown {
                 table::render_markdown_with(d, &title, &table_opts)
@@ -189,28 +209,32 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
                 table::render_with(d, &title, &table_opts)
             };
             let _ = writeln!(out, "{text}");
-            // The published figures and claims, scored under the table.
-            let reference = p
-                .points
-                .first()
-                .and_then(|pt| pt.scenario.reference.as_deref());
-            if let (Some(r), false) = (reference, a.markdown) {
-                let s = score::score(r, d);
-                if !s.is_empty() {
-                    let unit = r.get("unit").and_then(|u| u.as_str());
-                    let _ = writeln!(out, "{}", score::text(&s, unit).trim_end());
+            // The published figures and claims, scored under the table (as a text block in
+            // Markdown, which keeps its alignment).
+            if let Some((s, unit)) = s {
+                let t = score::text(s, unit.as_deref());
+                if a.markdown {
+                    let _ = writeln!(out, "```text\n{}\n```\n", t.trim_end());
+                } else {
+                    let _ = writeln!(out, "{}", t.trim_end());
                     let _ = writeln!(out);
-                    scores.push(s);
                 }
             }
         }
-        if scores.len() > 1 {
-            let all: Vec<&score::Score> = scores.iter().collect();
+        if scored.len() > 1 {
+            let total = format!(
+                "total over {} scenario files: {}",
+                scored.len(),
+                score::totals(&scored)
+            );
             let _ = writeln!(
                 out,
-                "total over {} scenario files: {}",
-                scores.len(),
-                score::totals(&all)
+                "{}",
+                if a.markdown {
+                    format!("**{total}**")
+                } else {
+                    total
+                }
             );
         }
         if let Some(dir) = &a.out {
