@@ -103,6 +103,12 @@ pub fn receiver_cc(cc: &str, ecn: bool) -> bool {
         })
 }
 
+/// Whether `cc` negotiates Accurate ECN on its own (`TCP_CONG_NEEDS_ACCECN`), as the
+/// simulator's model of it says.
+pub fn negotiates_accecn(cc: &str) -> bool {
+    cclab_core::cc::find(cc).is_some_and(|c| (c.build)(&c.defaults(), 0).needs_accecn())
+}
+
 /// Whether flows of `cc` send ECT(1) (L4S), as the simulator's model of it says: the lab's
 /// element then stands in ECT(1) for the ECT(0) Linux 6.18 puts on their data
 /// (`element::ElementConfig::group_ect1`).

@@ -219,16 +219,29 @@ pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
 }
 
 /// Why the kernel lab cannot give scenario `sc`'s hosts what it asks, if it cannot:
-/// `hosts.probe_start` is an accelerated sender's module that Linux's TCP does not have.
+/// `hosts.probe_start` is an accelerated sender's module that Linux's TCP does not have, and
+/// `flows.ecn = "accecn"` for a controller that does not negotiate AccECN itself needs
+/// `net.ipv4.tcp_ecn = 3`, which 6.18 refuses (its `tcp_ecn_mode_max` is 2).
 pub fn hosts_unsupported(sc: &Scenario) -> Option<String> {
-    sc.hosts.tcp.probe_start.then(|| {
-        format!(
+    if sc.hosts.tcp.probe_start {
+        return Some(format!(
             "{}: hosts.probe_start is an accelerated sender's module that Linux's TCP does not \
              have (and this machine cannot build a BPF controller for it); run it on the \
              simulator, or set hosts.probe_start = false to run the rest of the profile",
             sc.name
-        )
-    })
+        ));
+    }
+    let (g, f) = sc
+        .flows
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.accecn && !controllers::negotiates_accecn(&f.cc))?;
+    Some(format!(
+        "{}: flows.{g}: ecn = \"accecn\" with {} needs net.ipv4.tcp_ecn = 3, which this kernel \
+         refuses (Linux 6.18 negotiates AccECN only for a controller that needs it, such as \
+         prague); run it on the simulator, or use ecn = true for classic ECN",
+        sc.name, f.cc
+    ))
 }
 
 /// Host settings of scenario `sc` that Linux takes per socket, not per namespace: cclab's
@@ -677,5 +690,28 @@ mod tests {
         assert_eq!(lab_config(&sc, &opts, vec![0]).element.buffer_bytes, 18_000);
         sc.link.buffer = cclab_scenario::Buffer::Packets(10);
         assert_eq!(lab_config(&sc, &opts, vec![0]).element.buffer_bytes, 15_000);
+    }
+
+    /// `ecn = "accecn"` runs in the lab only for a controller that negotiates AccECN itself:
+    /// 6.18 refuses `tcp_ecn = 3`, so CUBIC cannot ask for it; one line says so.
+    #[test]
+    fn accecn_for_a_classic_controller_is_refused_in_one_line() {
+        let sc = |cc: &str| {
+            let text = format!(
+                "name = \"a\"\nduration = \"1s\"\n[link]\nrate = \"10mbit\"\nrtt = \"10ms\"\n[[flows]]\ncc = \"{cc}\"\necn = \"accecn\"\n"
+            );
+            cclab_scenario::ScenarioFile::from_str(&text, "a.toml")
+                .unwrap()
+                .expand()
+                .unwrap()
+                .remove(0)
+                .scenario
+        };
+        let why = hosts_unsupported(&sc("cubic")).expect("refused");
+        assert!(
+            why.contains("flows.0") && why.contains("tcp_ecn = 3") && !why.contains('\n'),
+            "{why}"
+        );
+        assert_eq!(hosts_unsupported(&sc("prague")), None);
     }
 }

@@ -80,6 +80,7 @@ fn marked_path(cc: &str, secs: f64) -> Scenario {
             rtt_extra_ns: 0,
             init_cwnd: 10,
             ecn: true,
+            accecn: false,
         }],
         reference: None,
     }

@@ -67,6 +67,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             rtt_extra_ns: 0,
             init_cwnd: 10,
             ecn: false,
+            accecn: false,
         }],
         reference: None,
     }
@@ -360,6 +361,7 @@ fn sized_flows_with_starts_and_extra_rtt() {
             rtt_extra_ns: 0,
             init_cwnd: 10,
             ecn: false,
+            accecn: false,
         },
         FlowSpec {
             cc_params: vec![],
@@ -370,6 +372,7 @@ fn sized_flows_with_starts_and_extra_rtt() {
             rtt_extra_ns: 30_000_000,
             init_cwnd: 4,
             ecn: false,
+            accecn: false,
         },
     ];
     let r = run_scenario_detailed(&sc, &KernelOptions::default()).unwrap();

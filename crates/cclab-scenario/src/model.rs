@@ -527,6 +527,22 @@ pub struct FlowSpec {
     /// These flows ask for ECN (`flows.ecn`; Linux's default `tcp_ecn = 2` never asks). A
     /// controller that needs ECN (DCTCP) negotiates it anyway.
     pub ecn: bool,
+    /// These flows ask for Accurate ECN feedback (`flows.ecn = "accecn"`, as `tcp_ecn = 3`
+    /// would on both hosts); `ecn` is then true too. A controller that needs AccECN
+    /// (Prague) negotiates it anyway.
+    pub accecn: bool,
+}
+
+/// `flows.ecn`'s value that asks for Accurate ECN feedback.
+pub const ACCECN: &str = "accecn";
+
+/// `flows.ecn` as resolved: `true`/`false`, or `"accecn"`.
+fn ecn_json(f: &FlowSpec) -> Value {
+    if f.accecn {
+        Value::from(ACCECN)
+    } else {
+        Value::from(f.ecn)
+    }
 }
 
 impl FlowSpec {
@@ -691,7 +707,7 @@ impl Scenario {
             );
             m.insert(format!("{p}rtt_extra"), secs(f.rtt_extra_ns));
             m.insert(format!("{p}init_cwnd"), Value::from(f.init_cwnd));
-            m.insert(format!("{p}ecn"), Value::from(f.ecn));
+            m.insert(format!("{p}ecn"), ecn_json(f));
             // Every parameter of the controller, defaults included, when the simulator has it.
             match f.controller() {
                 Ok(params) => {
@@ -796,7 +812,14 @@ impl Scenario {
                 }
                 ft.insert("rtt_extra".into(), fmt_time(f.rtt_extra_ns).into());
                 ft.insert("init_cwnd".into(), toml::Value::Integer(f.init_cwnd as i64));
-                ft.insert("ecn".into(), f.ecn.into());
+                ft.insert(
+                    "ecn".into(),
+                    if f.accecn {
+                        ACCECN.into()
+                    } else {
+                        f.ecn.into()
+                    },
+                );
                 if !f.cc_params.is_empty() {
                     let pt: toml::Table = f
                         .cc_params

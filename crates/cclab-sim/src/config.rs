@@ -24,6 +24,8 @@ pub struct SimFlow {
     pub host: HostTcp,
     /// The flow asks for ECN (`flows.ecn`).
     pub ecn: bool,
+    /// The flow asks for Accurate ECN feedback (`flows.ecn = "accecn"`; `ecn` is true too).
+    pub accecn: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -114,6 +116,7 @@ impl SimConfig {
                     }
                 },
                 ecn: false,
+                accecn: false,
             }],
             duration_ns: Some(duration_ns),
             max_duration_ns: 300 * 1_000_000_000,

@@ -30,7 +30,8 @@ use cclab_core::Nanos;
 use cclab_path::{streams, Chain, DelayLine, Departure, Packet, PathDesc, Rng, BOTTLENECK};
 use cclab_results::trace::TraceWriter;
 use cclab_results::{
-    DelayBins, FlowRecord, FlowSeries, Histogram, LinkRecord, RunRecord, RunResult, TimeSeries,
+    AccEcnCounts, DelayBins, FlowRecord, FlowSeries, Histogram, LinkRecord, RunRecord, RunResult,
+    TimeSeries,
 };
 use serde_json::{json, Map, Value};
 
@@ -239,8 +240,9 @@ impl Simulation {
                     .position(|&e| e == f.rtt_extra_ns)
                     .unwrap_or(0);
                 // ECN: the flow asks, or its controller needs it; the receiver echoes the
-                // way the controller wants.
+                // way the controller wants, or accurately when the flow asks for AccECN.
                 let ecn = f.ecn || cc.needs_ecn();
+                let accecn = f.accecn || cc.needs_accecn();
                 let receiver = Receiver::new(ReceiverConfig {
                     mss,
                     size: f.size,
@@ -248,7 +250,7 @@ impl Simulation {
                     rtt_hint: cfg.link.rtt_ns + f.rtt_extra_ns,
                     host: f.host.clone(),
                     gro: cfg.gro,
-                    ecn: match (ecn, cc.needs_accecn(), cc.wants_ce_events()) {
+                    ecn: match (ecn, accecn, cc.wants_ce_events()) {
                         (false, _, _) => EcnEcho::Off,
                         (true, true, _) => EcnEcho::Accurate,
                         (true, false, false) => EcnEcho::Classic,
@@ -266,6 +268,7 @@ impl Simulation {
                         host: f.host.clone(),
                         peer_init_wnd: receiver.advertised_window(),
                         ecn,
+                        accecn: f.accecn,
                     },
                     cc,
                 );
@@ -832,6 +835,13 @@ impl Simulation {
                     rtt_min_ns: None,
                     ce_marks: fl.receiver.ce_marks(),
                     cwr_events: st.cwr_events,
+                    // As the kernel lab reads them from TCP_INFO.
+                    accecn: fl.sender.accecn_counts().map(|(ce, b)| AccEcnCounts {
+                        delivered_ce_segments: ce,
+                        delivered_ect0_bytes: b[0] as u64,
+                        delivered_ect1_bytes: b[1] as u64,
+                        delivered_ce_bytes: b[2] as u64,
+                    }),
                     ..Default::default()
                 }
             })

@@ -45,6 +45,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
                 pacing: sc.hosts.pacing.then_some(true),
                 host: sc.hosts.tcp.clone(),
                 ecn: f.ecn,
+                accecn: f.accecn,
             });
         }
     }

@@ -168,6 +168,7 @@ fn conservation_and_complete_delivery() {
                     ..HostTcp::default()
                 },
                 ecn: case % 2 == 0,
+                accecn: false,
             });
         }
         let r = run(&cfg);

@@ -97,3 +97,48 @@ fn step_marking_favours_the_flow_without_ecn() {
         e.goodput_bps / 1e6
     );
 }
+
+/// Four CUBIC flows with Accurate ECN feedback (`flows.ecn = "accecn"`), 100 Mbit/s x 20 ms,
+/// 1 BDP, 1 ms threshold, 10 s: the feedback counts every mark the bottleneck made (the ACE
+/// field and the option: exact where classic ECN's ECE only says "some"), the data is
+/// ECT(0), and the controller still reduces once per window, so the flows run as with
+/// classic ECN (measured: 78.1% of the link against 80.1%, 1,533 marks against 1,362).
+#[test]
+fn cubic_with_accecn_counts_every_mark_and_runs_as_classic_ecn() {
+    let mut classic = ecn_path("cubic", 100e6, 20 * MS, 1.0, MS, 10);
+    for _ in 0..3 {
+        let f = classic.flows[0].clone();
+        classic.flows.push(f);
+    }
+    let mut acc = classic.clone();
+    for f in &mut acc.flows {
+        f.accecn = true;
+    }
+    let (c, a) = (run(&classic), run(&acc));
+    assert!(
+        c.flows.iter().all(|f| f.accecn.is_none()),
+        "classic ECN has no AccECN counts"
+    );
+    assert!(a.link.marks > 500, "marks {}", a.link.marks);
+    let mut ce = 0;
+    for f in &a.flows {
+        let counts = f.accecn.expect("AccECN counts");
+        assert_eq!(counts.delivered_ect1_bytes, 0, "{counts:?}");
+        assert!(counts.delivered_ect0_bytes > 0 && counts.delivered_ce_bytes > 0);
+        assert!(f.cwr_events > 0 && f.retransmits == 0);
+        assert_eq!(
+            counts.delivered_ce_segments, f.ce_marks,
+            "the feedback counts every mark"
+        );
+        ce += counts.delivered_ce_segments;
+    }
+    assert_eq!(ce, a.link.marks);
+    let total = |r: &cclab_results::RunResult| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
+    let ratio = total(&a) / total(&c);
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "accecn {:.1} vs classic {:.1} Mbit/s",
+        total(&a) / 1e6,
+        total(&c) / 1e6
+    );
+}

@@ -28,6 +28,7 @@ fn dualq(rate: f64, rtt_ms: u64, classic: Option<(&str, bool)>) -> SimConfig {
             group: 1,
             start_ns: S,
             ecn,
+            accecn: false,
             ..cfg.flows[0].clone()
         });
     }

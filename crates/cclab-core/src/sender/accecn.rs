@@ -32,6 +32,11 @@ pub(super) struct AccEcnTx {
 }
 
 impl AccEcnTx {
+    /// The peer's reported payload bytes: ECT(0), ECT(1), CE.
+    pub(super) fn bytes_ect0_ect1_ce(&self) -> [u32; 3] {
+        [self.bytes[2], self.bytes[0], self.bytes[1]]
+    }
+
     /// `tcp_accecn_process_option()`: take the option's counters; true when the byte
     /// deltas can be trusted (one counter moved, none backwards).
     fn process_option(&mut self, ack: &Ack, delivered_bytes: u32) -> bool {

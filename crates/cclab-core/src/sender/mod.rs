@@ -207,6 +207,9 @@ pub struct SenderConfig {
     /// The connection negotiated ECN (the flow asked for it, or its controller needs it:
     /// see [`Sender::ecn`]).
     pub ecn: bool,
+    /// The connection negotiated Accurate ECN feedback (both ends asked for it, as
+    /// `tcp_ecn = 3` does; a controller that needs it negotiates it anyway).
+    pub accecn: bool,
 }
 
 impl Default for SenderConfig {
@@ -221,6 +224,7 @@ impl Default for SenderConfig {
             host: HostTcp::default(),
             peer_init_wnd: HostTcp::default().initial_rcv_wnd(1448),
             ecn: false,
+            accecn: false,
         }
     }
 }
@@ -426,7 +430,7 @@ impl Sender {
         let mut tp = TcpState::new(cfg.mss, cfg.init_cwnd.max(1));
         tp.hz = cfg.hz.max(1);
         tp.ecn_ok = cfg.ecn || cc.needs_ecn();
-        let accecn = tp.ecn_ok && cc.needs_accecn();
+        let accecn = tp.ecn_ok && (cfg.accecn || cc.needs_accecn());
         let pacing = cfg.pacing.unwrap_or_else(|| cc.needs_pacing());
         tp.paced = pacing;
         let total_segs = cfg.size.map(|s| s.div_ceil(cfg.mss as u64));
@@ -494,6 +498,19 @@ impl Sender {
 
     pub fn stats(&self) -> &SenderStats {
         &self.stats
+    }
+
+    /// With Accurate ECN: the CE-marked segments the peer's feedback counted
+    /// (`tp->delivered_ce`) and the payload bytes it reported receiving ECT(0), ECT(1) and
+    /// CE (`tp->delivered_ecn_bytes`, 32-bit as TCP_INFO gives them); `None` otherwise.
+    pub fn accecn_counts(&self) -> Option<(u64, [u32; 3])> {
+        self.accecn.then(|| {
+            let bytes = self
+                .accecn_tx
+                .as_ref()
+                .map_or([0; 3], |a| a.bytes_ect0_ect1_ce());
+            (self.tp.delivered_ce, bytes)
+        })
     }
 
     pub fn rtt(&self) -> &RttEstimator {

@@ -96,6 +96,7 @@ fn main() {
                     rtt_extra_ns: 0,
                     init_cwnd: 10,
                     ecn: false,
+                    accecn: false,
                 }],
                 reference: None,
             });

@@ -310,8 +310,15 @@ impl ScenarioFile {
                     .map(|x| x as u32)
                     .or(hosts.init_cwnd)
                     .unwrap_or(DEFAULT_INIT_CWND),
-                ecn: b(get(sf, "ecn")?).unwrap_or(false),
+                ecn: false,
+                accecn: false,
             };
+            let (ecn, accecn) = match get(sf, "ecn")? {
+                Some((Val::Str(s), _)) => (true, s == ACCECN),
+                Some((Val::Bool(b), _)) => (b, false),
+                _ => (false, false),
+            };
+            let f = FlowSpec { ecn, accecn, ..f };
             if f.size_bytes.is_none() && duration_ns.is_none() {
                 return Err(ctx.err(
                     ErrorKind::Inconsistent,

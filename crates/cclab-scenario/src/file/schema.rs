@@ -27,6 +27,8 @@ pub(super) enum Kind {
     InitCwnd,
     /// `true` or `false`.
     Bool,
+    /// `flows.ecn`: `true` (classic ECN, RFC 3168), `false`, or `"accecn"`.
+    Ecn,
     /// `CONFIG_HZ`: one of [`HZ_VALUES`].
     Hz,
     /// A time, or `"off"` (= 0).
@@ -203,7 +205,7 @@ pub(super) const FLOW_KEYS: &[(&str, Kind)] = &[
     ("size", Kind::Size),
     ("rtt_extra", Kind::RttExtra),
     ("init_cwnd", Kind::InitCwnd),
-    ("ecn", Kind::Bool),
+    ("ecn", Kind::Ecn),
 ];
 /// The key of a flow group's controller parameters (a table, checked against the catalog).
 pub(super) const CC_PARAMS: &str = "cc_params";

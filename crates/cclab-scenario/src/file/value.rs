@@ -247,6 +247,13 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             RawV::Bool(b) => Ok(Val::Bool(*b)),
             _ => wrong("true or false"),
         },
+        Kind::Ecn => match v {
+            RawV::Bool(b) => Ok(Val::Bool(*b)),
+            RawV::Str(s) if s.trim().eq_ignore_ascii_case(crate::model::ACCECN) => {
+                Ok(Val::Str(crate::model::ACCECN.into()))
+            }
+            _ => wrong("true (classic ECN), false, or \"accecn\" (Accurate ECN feedback)"),
+        },
         Kind::Hz => {
             let n = int_in(v, "hz", 1, 100_000)?;
             if HZ_VALUES.contains(&(n as u32)) {

@@ -44,6 +44,7 @@ fn realistic_file_round_trip() {
                 rtt_extra_ns: 0,
                 init_cwnd: 10,
                 ecn: false,
+                accecn: false,
             },
             FlowSpec {
                 cc: "bbr".into(),
@@ -54,6 +55,7 @@ fn realistic_file_round_trip() {
                 rtt_extra_ns: 10_000_000,
                 init_cwnd: 10,
                 ecn: false,
+                accecn: false,
             },
         ],
         reference: Some(std::sync::Arc::new(json!({
@@ -91,5 +93,25 @@ fn errors_name_the_file_given() {
     assert_eq!(
         e.to_string(),
         "seeds/x.toml:4:8: link.rate = \"100mbps/s\": unknown rate unit \"mbps/s\" (use e.g. 100mbit, 10gbit, 1.5gbit, 500kbit, 12.5MB/s)"
+    );
+}
+
+/// `flows.ecn = "accecn"`: Accurate ECN feedback (ECN too), resolved and written back as
+/// "accecn"; `true` stays classic ECN; any other word is a one-line error naming the three.
+#[test]
+fn ecn_takes_accecn_beside_true_and_false() {
+    let text = "name = \"a\"\nduration = \"1s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\n\
+                [[flows]]\ncc = \"cubic\"\necn = \"accecn\"\n[[flows]]\ncc = \"cubic\"\necn = true\n";
+    let s = one(text);
+    assert!(s.flows[0].ecn && s.flows[0].accecn);
+    assert!(s.flows[1].ecn && !s.flows[1].accecn);
+    let r = s.resolved();
+    assert_eq!(r["flows.0.ecn"], json!("accecn"));
+    assert_eq!(r["flows.1.ecn"], json!(true));
+    assert_eq!(one(&s.to_toml_string()), s);
+    let (_, msg) = error_of(&text.replace("\"accecn\"", "\"accurate\""));
+    assert!(
+        msg.contains("flows.0.ecn") && msg.contains("\"accecn\"") && msg.contains("true"),
+        "{msg}"
     );
 }

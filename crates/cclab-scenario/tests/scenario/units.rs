@@ -208,6 +208,7 @@ fn defaults() {
             rtt_extra_ns: 0,
             init_cwnd: 10,
             ecn: false,
+            accecn: false,
         }]
     );
     assert_eq!(s.reference, None);
