@@ -47,6 +47,10 @@ impl Backend for KernelBackend {
         1
     }
 
+    fn refuses(&self, sc: &Scenario) -> Option<String> {
+        crate::hosts_unsupported(sc)
+    }
+
     fn run(&self, sc: &Scenario, ctx: &RunContext) -> Result<RunResult, BackendError> {
         if let Some(f) = sc.flows.iter().find(|f| !f.cc_params.is_empty()) {
             return Err(KernelError::Unsupported(format!(

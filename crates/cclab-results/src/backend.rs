@@ -58,6 +58,12 @@ pub trait Backend: Send + Sync {
     fn controllers(&self) -> CcCatalog;
     /// Runs it can do at once; 1 for a backend that measures real time.
     fn parallel_runs(&self) -> usize;
+    /// Why it cannot run scenario `sc` as written (a setting it cannot give, whatever the
+    /// machine), in one line; `None` if it can. Callers ask for every point before the
+    /// first run, so a matrix fails before any of it runs.
+    fn refuses(&self, _sc: &Scenario) -> Option<String> {
+        None
+    }
     /// Run one concrete scenario (one matrix point, one seed). The result's `params`,
     /// `reference` and `resolved` are the caller's to fill in; `settings` holds what the
     /// backend itself decided.

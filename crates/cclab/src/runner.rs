@@ -420,8 +420,16 @@ pub fn execute_into(
         }
     }
     let n = jobs.len();
-    // Fail fast, before any run, on what the machine lacks.
+    // Fail fast, before any run, on what the machine lacks and on a point the backend
+    // cannot run as written.
     if let Some(why) = backend.unavailable() {
+        return Err(Error::new(why));
+    }
+    if let Some(why) = plans
+        .iter()
+        .flat_map(|p| &p.points)
+        .find_map(|pt| backend.refuses(&pt.scenario))
+    {
         return Err(Error::new(why));
     }
     // A backend that measures real time runs one run at a time, whatever --jobs says.
