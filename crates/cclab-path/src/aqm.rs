@@ -29,6 +29,11 @@ pub trait AqmParams: Sized + 'static {
 
     /// The value of each of [`Self::SETTINGS`], in order.
     fn values(&self) -> Vec<SettingValue>;
+    /// Whether it marks ECN-capable packets CE (instead of dropping them) with these
+    /// parameters, which is what controllers that need ECN (DCTCP, Prague) need of a path.
+    fn marks_ecn(&self) -> bool {
+        false
+    }
 
     /// Its queue, holding at most `limit_bytes` waiting (`link.buffer`). `seed` is the run's:
     /// a random choice draws from its own stream of it ([`crate::streams`]).
@@ -59,6 +64,8 @@ pub struct Aqm {
     pub settings: &'static [Setting],
     /// The values of its settings with those given (its parameters' `values`).
     resolve: fn(&Given) -> Vec<SettingValue>,
+    /// Whether it marks ECN with the settings given (its parameters' `marks_ecn`).
+    marks: fn(&Given) -> bool,
 }
 
 impl Aqm {
@@ -69,6 +76,7 @@ impl Aqm {
             title: T::TITLE,
             settings: T::SETTINGS,
             resolve: resolve::<T>,
+            marks: marks::<T>,
         }
     }
 
@@ -88,6 +96,10 @@ impl Aqm {
 
 fn resolve<T: AqmParams>(g: &Given) -> Vec<SettingValue> {
     T::from_settings(g).values()
+}
+
+fn marks<T: AqmParams>(g: &Given) -> bool {
+    T::from_settings(g).marks_ecn()
 }
 
 /// The bottleneck's queue discipline (`link.aqm`): its entry in [`AQMS`](crate::AQMS) and the
@@ -119,12 +131,22 @@ impl AqmDesc {
         if self.kind.name != T::NAME {
             return None;
         }
+        Some(self.with_given(T::from_settings))
+    }
+
+    /// Whether it marks ECN-capable packets CE ([`AqmParams::marks_ecn`]).
+    pub fn marks_ecn(&self) -> bool {
+        self.with_given(self.kind.marks)
+    }
+
+    /// `f` of its settings' values as given.
+    fn with_given<R>(&self, f: impl FnOnce(&Given) -> R) -> R {
         let settings = self.kind.settings;
         let get = |k: &str| {
             let i = settings.iter().position(|s| s.name == k)?;
             self.values.get(i).copied()
         };
-        Some(T::from_settings(&Given::new(settings, &get)))
+        f(&Given::new(settings, &get))
     }
 }
 

@@ -536,6 +536,37 @@ fn advise_ranks_settings_and_prints_commands() {
     assert!(text.contains("workload: 1 transfer of 300 kB per run, in place of the scenario's 1 transfer of 1.00 MB"), "{text}");
     assert!(text.contains("apply #1, "), "{text}");
     assert!(text.contains("initcwnd 40"), "{text}");
+    // A path that marks no ECN: the controllers that need it are left out, and it says so.
+    assert!(
+        text.contains("left out: dctcp, prague: they need a bottleneck that marks ECN"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("  dctcp") && !text.contains("prague,"),
+        "{text}"
+    );
+    // A DualPI2 bottleneck marks: they are searched.
+    let out = cclab()
+        .args([
+            "advise",
+            "-q",
+            "--json",
+            "--repeat",
+            "1",
+            "--objective",
+            "fct:300kb",
+        ])
+        .args(["--set", "link.aqm=dualpi2"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["left_out"], "", "{}", v["left_out"]);
+    assert!(
+        v["searched"][0].as_str().unwrap().contains("prague"),
+        "{}",
+        v["searched"]
+    );
     // A bulk flow is never silently replaced, and --current names the baseline.
     let bulk = d.join("bulk.toml");
     std::fs::write(

@@ -63,6 +63,9 @@ pub(crate) const CODEL_ECN: Setting = Setting::flag(
 );
 
 impl AqmParams for CodelParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
     const NAME: &'static str = "codel";
     const TITLE: &'static str = "CoDel";
     /// What `[link.aqm]` may set for CoDel, with Linux's defaults (except `ecn`: cclab

@@ -78,6 +78,10 @@ pub struct DualPi2Params {
 }
 
 impl AqmParams for DualPi2Params {
+    /// The L queue's packets are marked, never dropped but on overload.
+    fn marks_ecn(&self) -> bool {
+        true
+    }
     const NAME: &'static str = "dualpi2";
     const TITLE: &'static str = "DualPI2";
     /// What `[link.aqm]` may set for DualPI2, with Linux's defaults and units.

@@ -66,6 +66,9 @@ pub struct FqCodelParams {
 }
 
 impl AqmParams for FqCodelParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
     const NAME: &'static str = "fq_codel";
     const TITLE: &'static str = "FQ-CoDel";
     /// What `[link.aqm]` may set for FQ-CoDel, with Linux's defaults.

@@ -49,6 +49,9 @@ pub struct PieParams {
 }
 
 impl AqmParams for PieParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
     const NAME: &'static str = "pie";
     const TITLE: &'static str = "PIE";
     /// What `[link.aqm]` may set for PIE, with Linux's defaults (except `ecn`: cclab marks

@@ -208,6 +208,8 @@ pub struct Advice {
     pub repeat: u32,
     /// The values of each setting searched, in words.
     pub searched: Vec<String>,
+    /// Controllers not searched, and why, in words (empty: none left out).
+    pub left_out: String,
     /// Where the current setting comes from, in words.
     pub current_from: String,
     /// The workload every setting ran, in words (and whether it replaced the scenario's).
@@ -373,9 +375,20 @@ pub fn advise(path: &str, opts: &AdviseOptions) -> Result<Advice, Error> {
     let iws = [10, 20, 40];
     let wmaxes = [w[2], mib(16), mib(64)];
     let rtos = [current.rto_min_ms, 50];
-    // (The external controller is driven from outside: nothing to recommend.)
+    // (The external controller is driven from outside: nothing to recommend.) Controllers
+    // that need ECN (DCTCP, Prague) are candidates only where the bottleneck marks it: on
+    // another path they fall back to Reno on loss, and neither is meant for one.
+    let marks = sc.link.path.ecn_threshold_ns.is_some() || sc.link.path.aqm.marks_ecn();
+    let needs_ecn = |cc: &str| {
+        cclab_core::cc::find(cc).is_some_and(|c| (c.build)(&c.defaults(), 0).needs_ecn())
+    };
+    let mut left_out: Vec<String> = Vec::new();
     let ccs = cclab_core::cc::CONTROLLERS.iter().map(|c| c.name);
     for cc in ccs.filter(|&c| c != cclab_core::cc::external::CONTROLLER.name) {
+        if !marks && needs_ecn(cc) && cc != current.cc {
+            left_out.push(cc.to_string());
+            continue;
+        }
         for iw in iws {
             for pacing in [false, true] {
                 for wmax in wmaxes {
@@ -493,6 +506,15 @@ pub fn advise(path: &str, opts: &AdviseOptions) -> Result<Advice, Error> {
         runs,
         repeat: opts.repeat,
         searched,
+        left_out: if left_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "{}: they need a bottleneck that marks ECN (link.ecn_threshold, or an AQM that \
+                 marks: fq_codel/codel/pie with ecn = true, dualpi2)",
+                left_out.join(", ")
+            )
+        },
         current_from,
         workload,
         held,

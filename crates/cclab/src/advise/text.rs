@@ -43,7 +43,8 @@ pub(super) fn setting(g: &Group, universe: &[Vec<u64>; 5]) -> String {
 }
 
 /// The change from `base` to `v` in units and words: "735 ms less, 52% less time",
-/// "+45.2 Mbit/s, 45% more", "12.0 ms lower, 30% lower".
+/// "+45.2 Mbit/s, 45% more", "12.0 ms lower, 30% lower"; from twice on, as a factor
+/// ("+41.7 Mbit/s, 15.6x", not "1459% more").
 pub(super) fn change(obj: Objective, base: f64, v: f64) -> String {
     let rel = if base != 0.0 { v / base - 1.0 } else { 0.0 };
     if rel.abs() < 0.005 {
@@ -51,6 +52,14 @@ pub(super) fn change(obj: Objective, base: f64, v: f64) -> String {
     }
     let pct = (rel.abs() * 100.0).round();
     let more = rel > 0.0;
+    if rel >= 1.0 {
+        let d = units_of(obj, v - base);
+        return match obj {
+            Objective::Fct(_) => format!("{d} more, {:.1}x the time", rel + 1.0),
+            Objective::Goodput => format!("+{d}, {:.1}x", rel + 1.0),
+            Objective::RttP99 => format!("{d} higher, {:.1}x", rel + 1.0),
+        };
+    }
     let d = (v - base).abs();
     match obj {
         Objective::Fct(_) => format!(
@@ -71,6 +80,15 @@ pub(super) fn change(obj: Objective, base: f64, v: f64) -> String {
             if more { "higher" } else { "lower" },
             if more { "higher" } else { "lower" }
         ),
+    }
+}
+
+/// A difference in the objective's unit.
+fn units_of(obj: Objective, d: f64) -> String {
+    match obj {
+        Objective::Fct(_) => units::secs(d),
+        Objective::Goodput => units::rate(d),
+        Objective::RttP99 => units::ms(d),
     }
 }
 
@@ -117,6 +135,9 @@ pub fn text(a: &Advice, obj: Objective, top: usize) -> String {
         a.repeat,
         a.runs
     );
+    if !a.left_out.is_empty() {
+        let _ = writeln!(s, "left out: {}", a.left_out);
+    }
     let _ = writeln!(s, "workload: {}", a.workload);
     let c = &a.current;
     let _ = writeln!(
@@ -234,5 +255,11 @@ mod tests {
             "+45.0 Mbit/s, 45% more"
         );
         assert!(change(Objective::RttP99, 40.0, 28.0).starts_with("12.0 ms lower, 30% lower"));
+        // From twice on, a factor.
+        assert_eq!(
+            change(Objective::Goodput, 2.86e6, 44.6e6),
+            "+41.7 Mbit/s, 15.6x"
+        );
+        assert_eq!(change(fct, 1.0, 3.0), "2.00 s more, 3.0x the time");
     }
 }
