@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use std::fmt::Write;
 
 /// The method, in the words of the legend and the JSON.
-pub const METHOD: &str = "Hodges-Lehmann shift (median of the seed-by-seed differences B - A) with its exact Mann-Whitney 95% interval over seeds; no resampling, deterministic";
+pub const METHOD: &str = "Hodges-Lehmann shift (median of the differences between every B seed and every A seed) with its exact Mann-Whitney 95% interval over seeds; no resampling, deterministic";
 
 /// One figure of a point: each side's value per seed and B's shift.
 #[derive(Clone, Debug)]
@@ -256,8 +256,10 @@ pub fn render(o: &mut String, points: &[Point], several_scenarios: bool) {
     let _ = writeln!(
         o,
         "\nsummary per matrix point (A, B: median over seeds [min-max]; a controller's figure is the mean over its flows)\n\
-         B - A: the median of the seed-by-seed differences with its 95% interval (Hodges-Lehmann shift,\n\
-         exact Mann-Whitney interval over seeds, no resampling); * = significant: the interval excludes 0;\n\
+         B - A: the median of the differences between every B seed and every A seed, with its 95% interval\n\
+         (Hodges-Lehmann shift, exact Mann-Whitney interval, no resampling); * = significant: the interval\n\
+         excludes 0; runs are not paired by seed: identical runs on both sides get an interval as wide as\n\
+         the spread over seeds;\n\
          {}",
         scales.join(", ")
     );
