@@ -72,7 +72,11 @@ pub fn write_charts(
 }
 
 /// Compare the results under `a` and `b`.
-pub fn compare_paths(a: &Path, b: &Path) -> Result<compare::Comparison, Error> {
+pub fn compare_paths(
+    a: &Path,
+    b: &Path,
+    from_s: Option<f64>,
+) -> Result<compare::Comparison, Error> {
     let da: Vec<_> = load::load(a)
         .map_err(Error::new)?
         .into_iter()
@@ -83,10 +87,9 @@ pub fn compare_paths(a: &Path, b: &Path) -> Result<compare::Comparison, Error> {
         .into_iter()
         .map(|s| s.doc)
         .collect();
-    Ok(compare::compare(
-        &da,
-        &db,
-        &a.display().to_string(),
-        &b.display().to_string(),
-    ))
+    let mut c = compare::compare(&da, &db, &a.display().to_string(), &b.display().to_string());
+    if let Some(t) = from_s {
+        c.add_steady(&da, &db, t);
+    }
+    Ok(c)
 }

@@ -338,6 +338,51 @@ fn compare_names_setup_differences_first_and_summarises_before_details() {
     let u = &p["run"]["link_utilization"];
     let want = (u["b"].as_f64().unwrap() - u["a"].as_f64().unwrap()) * 100.0;
     assert!((u["diff_pp"].as_f64().unwrap() - want).abs() < 1e-9, "{u}");
+    assert!(v["from_s"].is_null());
+    // --from: steady-state rows from the series (the 3 s runs' bins from 1 s on), named in
+    // a legend line, and in the JSON; a bad time is one line.
+    let text = ok(cclab()
+        .args(["compare", "--from", "1s"])
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap());
+    for name in [
+        "cubic goodput from T ",
+        "cubic srtt p99 from T ",
+        "queue delay p99 from T ",
+    ] {
+        let r = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row: {text}"));
+        assert!(r.contains(" ms") || r.contains("bit/s"), "{r}");
+    }
+    assert!(text.contains("from T = 1.00 s on"), "{text}");
+    let v: Value = serde_json::from_str(&ok(cclab()
+        .args(["compare", "--json", "--from", "1s"])
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(v["from_s"], 1.0);
+    assert!(
+        v["verdict"].to_string().contains("goodput_from_T"),
+        "{}",
+        v["verdict"]
+    );
+    let o = cclab()
+        .args(["compare", "--from", "soon"])
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("--from soon") && err.lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

@@ -119,6 +119,17 @@ pub struct Comparison {
     pub source: Vec<SetupDiff>,
     /// Per matrix point and controller: medians over seeds and B's shift from A.
     pub points: Vec<verdict::Point>,
+    /// The steady-state rows' start (`--from`), seconds: the points have rows "... from T".
+    pub from_s: Option<f64>,
+}
+
+impl Comparison {
+    /// Add the steady-state rows (figures over the time-series bins from `from_s` on) to
+    /// every point; `a` and `b` are the documents compared, with their series.
+    pub fn add_steady(&mut self, a: &[ResultsDoc], b: &[ResultsDoc], from_s: f64) {
+        verdict::add_steady(&mut self.points, a, b, from_s);
+        self.from_s = Some(from_s);
+    }
 }
 
 /// One metric of a pair, named and kinded as in the metrics table.
@@ -516,6 +527,15 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
     }
     let several = c.pairs.iter().any(|p| p.scenario != c.pairs[0].scenario);
     verdict::render(&mut o, &c.points, several);
+    if let Some(t) = c.from_s {
+        let _ = writeln!(
+            o,
+            "\n\"from T\": over the time-series bins from T = {} on (steady state, without the start-up; \
+             srtt p99 is of the smoothed RTT at each bin's end, queue delay p99 of each bin's mean sojourn; \
+             runs without series have no such rows)",
+            units::secs(t)
+        );
+    }
     if all && !c.pairs.is_empty() {
         // No utilisation column when no pair knows its link (real paths).
         let util = c
@@ -720,6 +740,7 @@ pub fn to_json(c: &Comparison) -> Value {
         "only_a": c.only_a,
         "only_b": c.only_b,
         "verdict": verdict::to_json(&c.points),
+        "from_s": c.from_s,
     })
 }
 

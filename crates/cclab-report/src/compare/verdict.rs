@@ -61,6 +61,66 @@ const QUEUE_DROPS: MetricDef = MetricDef {
     ..QUEUE_P50
 };
 
+/// Steady-state figures (`cclab compare --from T`, [`crate::steady`]): over the time-series
+/// bins from T on, as `cclab run --from` puts them beside the whole-run ones.
+const STEADY_GOODPUT: MetricDef = MetricDef {
+    key: "steady_goodput_bps",
+    name: "goodput from T",
+    heading: "goodput from T",
+    ..GOODPUT
+};
+const STEADY_SRTT_P99: MetricDef = MetricDef {
+    key: "steady_srtt_p99_ms",
+    name: "srtt p99 from T",
+    heading: "srtt p99 from T",
+    ..RTT_P99
+};
+const STEADY_QUEUE_P99: MetricDef = MetricDef {
+    key: "steady_queue_p99_ms",
+    name: "queue delay p99 from T",
+    heading: "queue delay p99 from T",
+    ..QUEUE_P99
+};
+
+/// Add to each point the steady-state rows from `from_s` on: per controller its goodput and
+/// smoothed-RTT p99, for the point the bottleneck queue's p99 (of its per-bin mean delay).
+/// A row needs every run of both sides to have series with bins after `from_s`.
+pub fn add_steady(points: &mut [Point], a: &[ResultsDoc], b: &[ResultsDoc], from_s: f64) {
+    let (ga, gb) = (group(a), group(b));
+    for p in points.iter_mut() {
+        let same = |x: &&Group<'_>| x.0 == p.scenario && x.2[0].params == p.params;
+        let (Some(xa), Some(xb)) = (ga.iter().find(same), gb.iter().find(same)) else {
+            continue;
+        };
+        let (ra, rb) = (&xa.2, &xb.2);
+        let steady = |r: &RunResult| crate::steady::of_run(r, from_s);
+        let mut rows = Vec::new();
+        for (cc, ids) in controllers(ra[0], rb[0]) {
+            let mean = |r: &RunResult, pick: fn(&(f64, f64, f64)) -> f64| -> Option<f64> {
+                let s = steady(r)?;
+                let v: Vec<f64> = r
+                    .flows
+                    .iter()
+                    .zip(&s.flows)
+                    .filter(|(f, _)| ids.contains(&f.id))
+                    .filter_map(|(_, x)| x.as_ref().map(pick))
+                    .collect();
+                (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            };
+            rows.extend(row(Some(&cc), &STEADY_GOODPUT, ra, rb, |r| {
+                mean(r, |x| x.0)
+            }));
+            rows.extend(row(Some(&cc), &STEADY_SRTT_P99, ra, rb, |r| {
+                mean(r, |x| x.2)
+            }));
+        }
+        rows.extend(row(None, &STEADY_QUEUE_P99, ra, rb, |r| {
+            steady(r)?.queue_p99_ms
+        }));
+        p.rows.extend(rows);
+    }
+}
+
 /// The runs of each (scenario, params), in order of first appearance: (scenario, first
 /// index, runs, link known).
 type Group<'a> = (&'a str, usize, Vec<&'a RunResult>, bool);

@@ -21,11 +21,24 @@ pub(crate) struct CompareArgs {
     /// Print the comparison as JSON
     #[arg(long)]
     json: bool,
+    /// Add steady-state rows: each controller's goodput and smoothed-RTT p99 and the
+    /// bottleneck queue's delay p99 over the time-series bins from this time on (e.g. 10s),
+    /// beside the whole-run figures, which include the start-up
+    #[arg(long, value_name = "TIME")]
+    from: Option<String>,
 }
 
 /// Runs `cclab compare`.
 pub(crate) fn run(a: CompareArgs) -> Result<(), Error> {
-    let c = reports::compare_paths(&a.a, &a.b)?;
+    let from_s = match &a.from {
+        Some(t) => Some(
+            cclab_scenario::units::parse_time(t)
+                .map_err(|e| Error::new(format!("--from {t}: {e}")))? as f64
+                / 1e9,
+        ),
+        None => None,
+    };
+    let c = reports::compare_paths(&a.a, &a.b, from_s)?;
     if a.json {
         println!(
             "{}",
