@@ -171,3 +171,21 @@ def test_per_ack_hook_bad_answer_is_a_clear_error():
     )
     with pytest.raises(CclabError, match="on_ack returns None or a dict"):
         sc.run()
+
+
+def test_compare_policy_example_writes_a_report_of_the_four_controllers(tmp_path):
+    import pathlib
+    import subprocess
+    import sys
+
+    import polars as pl
+
+    example = pathlib.Path(__file__).parents[1] / "examples" / "compare_policy.py"
+    out = tmp_path / "cmp"
+    p = subprocess.run([sys.executable, str(example), "--out", str(out), "--duration", "1"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    page = (out / "report.html").read_text()
+    ccs = pl.read_csv(out / "flows.csv")["cc"].to_list()
+    assert ccs == ["py:cclab.policies:DelayRate", "cubic", "bbr", "bbr3"]
+    assert all(cc in page for cc in ccs)
+    assert "report.html" in p.stdout
