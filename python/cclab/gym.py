@@ -37,17 +37,23 @@ _I = {k: i for i, k in enumerate(STATS)}
 FEATURES = ("rtt_gradient", "latency_ratio", "send_ratio", "loss_rate", "ecn_rate", "delivery_log")
 
 
+# Indices of the statistics the features and rewards read (module constants: a dict lookup
+# per statistic per step was a visible share of a step).
+_DR, _SR, _RAVG, _GRAD, _MINRTT = _I["delivery_rate_bps"], _I["send_rate_bps"], _I["rtt_avg_s"], _I["rtt_gradient"], _I["min_rtt_s"]
+_LOST, _ECN, _SENT, _DELIV = _I["lost_pkts"], _I["ecn_pkts"], _I["sent_pkts"], _I["delivered_pkts"]
+
+
 def _features(s: Sequence[float]) -> Tuple[float, ...]:
-    dr, sr = s[_I["delivery_rate_bps"]], s[_I["send_rate_bps"]]
-    mn = s[_I["min_rtt_s"]]
-    avg = s[_I["rtt_avg_s"]]
-    sent, delivered = s[_I["sent_pkts"]], s[_I["delivered_pkts"]]
+    """One interval's :data:`FEATURES` from its statistics (in :data:`STATS`' order)."""
+    dr, sr, mn, avg = s[_DR], s[_SR], s[_MINRTT], s[_RAVG]
+    sent, delivered = s[_SENT], s[_DELIV]
+    g = s[_GRAD]
     return (
-        max(-10.0, min(10.0, s[_I["rtt_gradient"]])),
+        -10.0 if g < -10.0 else (10.0 if g > 10.0 else g),
         min(100.0, avg / mn) if mn > 0 and avg > 0 else 1.0,
         min(10.0, sr / dr) if dr > 0 else (10.0 if sr > 0 else 1.0),
-        s[_I["lost_pkts"]] / sent if sent > 0 else 0.0,
-        s[_I["ecn_pkts"]] / delivered if delivered > 0 else 0.0,
+        s[_LOST] / sent if sent > 0 else 0.0,
+        s[_ECN] / delivered if delivered > 0 else 0.0,
         math.log10(1.0 + dr / 1e6),
     )
 
@@ -71,11 +77,10 @@ class LinearReward:
         pass
 
     def __call__(self, s: Sequence[float]) -> float:
-        thr = s[_I["delivery_rate_bps"]] / 1e6
-        q = max(0.0, s[_I["rtt_avg_s"]] - s[_I["min_rtt_s"]])
-        sent = s[_I["sent_pkts"]]
-        loss = s[_I["lost_pkts"]] / sent if sent > 0 else 0.0
-        return self.w[0] * thr - self.w[1] * q - self.w[2] * loss
+        q = s[_RAVG] - s[_MINRTT]
+        sent = s[_SENT]
+        wt, wd, wl = self.w
+        return wt * (s[_DR] / 1e6) - wd * (q if q > 0.0 else 0.0) - wl * (s[_LOST] / sent if sent > 0 else 0.0)
 
 
 class OrcaReward:
@@ -91,11 +96,11 @@ class OrcaReward:
         self.best = 1.0
 
     def __call__(self, s: Sequence[float]) -> float:
-        dr = s[_I["delivery_rate_bps"]]
+        dr = s[_DR]
         self.best = max(self.best, dr)
-        sent = s[_I["sent_pkts"]]
-        loss_bps = (s[_I["lost_pkts"]] / sent) * s[_I["send_rate_bps"]] if sent > 0 else 0.0
-        d, mn = s[_I["rtt_avg_s"]], s[_I["min_rtt_s"]]
+        sent = s[_SENT]
+        loss_bps = (s[_LOST] / sent) * s[_SR] if sent > 0 else 0.0
+        d, mn = s[_RAVG], s[_MINRTT]
         if d <= 0 or mn <= 0:
             return 0.0
         return ((dr - self.zeta * loss_bps) / d) / (self.best / mn)
@@ -225,10 +230,15 @@ class CongestionEnv(gym.Env):
         self.observation_space = spaces.Box(-1e3, 1e3, shape=(self.history * nf,), dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
         self._stepper = None
-        # The observation: `history` rows of features, oldest first (features are bounded,
-        # well inside the space's +-1e3); rows before the first interval are a quiet path's.
-        self._empty = np.tile(np.array((0.0, 1.0, 1.0, 0.0, 0.0, 0.0), dtype=np.float32), self.history)
-        self._buf = self._empty.copy()
+        # The observation history: a ring of 2 x `history` rows of features, each interval
+        # written twice (rows i and i + history) so the last `history` rows, oldest first,
+        # are always one contiguous slice; the observation is a copy of it. Rows before the
+        # first interval are a quiet path's (features are bounded, well inside +-1e3).
+        self._quiet = np.tile(np.array((0.0, 1.0, 1.0, 0.0, 0.0, 0.0), dtype=np.float32), 2 * self.history)
+        self._ring = self._quiet.copy()
+        self._mv = memoryview(self._ring)  # element writes through it are the cheapest
+        self._slot = 0
+        self._span = self.history * nf
         self._rate = self.start_rate
         self._cwnd = self.start_cwnd
         self._steps = 0
@@ -237,12 +247,19 @@ class CongestionEnv(gym.Env):
 
     # -- helpers
     def _push(self, s: Sequence[float]) -> np.ndarray:
-        """Shift the history by one interval, add `s`'s features; a copy of it."""
-        nf = len(FEATURES)
-        buf = self._buf
-        buf[:-nf] = buf[nf:]
-        buf[-nf:] = _features(s)
-        return buf.copy()
+        """Add interval `s`'s features to the history; the observation (a copy)."""
+        i = self._slot
+        j = i * 6  # len(FEATURES)
+        k = j + self._span
+        m = self._mv
+        m[j], m[j + 1], m[j + 2], m[j + 3], m[j + 4], m[j + 5] = m[k], m[k + 1], m[k + 2], m[k + 3], m[k + 4], m[k + 5] = _features(s)
+        self._slot = i + 1 if i + 1 < self.history else 0
+        return self._ring[j + 6 : k + 6].copy()
+
+    def _observation(self) -> np.ndarray:
+        """The last observation again (a copy)."""
+        j = (self._slot - 1) % self.history * 6 + 6
+        return self._ring[j : j + self._span].copy()
 
     def _spec(self, seed: int) -> tuple:
         if self.dist is not None:
@@ -263,7 +280,8 @@ class CongestionEnv(gym.Env):
         super().reset(seed=seed)
         run_seed = int(self.np_random.integers(1, 2**31 - 1))
         self._stepper = _native.Stepper(self._spec(run_seed))
-        self._buf[:] = self._empty
+        self._ring[:] = self._quiet
+        self._slot = 0
         self._rate, self._cwnd, self._steps = self.start_rate, self.start_cwnd, 0
         if self._reward_is_obj:
             self._reward.reset()
@@ -273,20 +291,28 @@ class CongestionEnv(gym.Env):
         return self._push(s), {"stats": _stats_dict(s)}
 
     def step(self, action):
-        a = min(1.0, max(-1.0, float(np.asarray(action).flat[0])))
+        try:
+            a = float(action[0])  # the Box(1,) action as an array or a list
+        except (TypeError, IndexError):
+            a = float(np.asarray(action).flat[0])
+        if not a >= -1.0:  # (NaN too, as before)
+            a = -1.0
+        elif a > 1.0:
+            a = 1.0
         if self.kind == "rate":
-            self._rate = self._rate * (1.0 + self.scale * a) if a >= 0 else self._rate / (1.0 - self.scale * a)
-            self._rate = min(max(self._rate, 1e4), 1e12)
+            r = self._rate * (1.0 + self.scale * a) if a >= 0 else self._rate / (1.0 - self.scale * a)
+            self._rate = r = 1e4 if r < 1e4 else (1e12 if r > 1e12 else r)
+            s = self._stepper.step(None, r)
         else:
-            self._cwnd = max(2, self._cwnd + int(round(self.scale * a)))
-        s = self._stepper.step(**self._act())
+            self._cwnd = c = max(2, self._cwnd + int(round(self.scale * a)))
+            s = self._stepper.step(float(c))
         self._steps += 1
         if s is None:
-            return self._buf.copy(), 0.0, False, True, {}
+            return self._observation(), 0.0, False, True, {}
         obs = self._push(s)
         r = float(self._reward(s if self._reward_is_obj else _stats_dict(s)))
         trunc = self.max_steps is not None and self._steps >= self.max_steps
-        return obs, r, False, bool(trunc), {"stats": s}
+        return obs, r, False, trunc, {"stats": s}
 
 
 def make_vector(n: int, **kwargs) -> gym.vector.SyncVectorEnv:

@@ -5,7 +5,8 @@ monitor interval's statistics (names and units in docs/learning.md, e.g.
 ``delivery_rate_bps``, ``rtt_avg_s``, ``min_rtt_s``, ``lost_pkts``), and the action is
 ``None`` (keep the last decision) or a dict with any of ``rate_bps`` (pacing rate, bit/s),
 ``cwnd`` (packets) and ``interval_s`` (the next interval's length, s). One instance runs one
-flow of one run.
+flow of one run. A class may also define ``on_ack(ack) -> action`` to be shown every ACK of
+its flow (slow: several times slower; docs/learning.md lists the ACK's fields).
 
 >>> sc = cclab.Scenario.from_dict({... "flows": [{"cc": "py:cclab.policies:DelayRate"}, {"cc": "cubic"}]})
 >>> sc.run()

@@ -1,15 +1,15 @@
 //! Flows decided from Python: the `py:module:Class` controllers of an ordinary run, and the
 //! stepping object the Gymnasium environment (`cclab.gym`) is built on.
 //!
-//! Both are thin: the loop that advances the simulation, closes monitor intervals and
-//! applies decisions is the simulator's (`cclab_sim::run_driven`, `Simulation`'s stepping
+//! Both are thin: the loop that advances the simulation, closes monitor intervals, shows ACKs and
+//! applies decisions is the simulator's (`cclab_sim::drive`, `Simulation`'s stepping
 //! methods), reached through the library the CLI calls (`cclab::runner::run_one_driven`).
 //! Here statistics become Python values and Python's answers become an `Action`.
 
 use crate::{py_err, CclabError, Results, Spec};
 use cclab::runner;
 use cclab_core::cc::external::Action;
-use cclab_sim::{IntervalStats, Simulation};
+use cclab_sim::{AckStats, IntervalStats, Simulation};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
@@ -25,21 +25,22 @@ fn action(cwnd: Option<f64>, rate_bps: Option<f64>, interval_s: Option<f64>) -> 
     }
 }
 
-/// What `on_interval` returned: `None` (keep the decision) or a dict with any of `cwnd`
-/// (packets), `rate_bps` (pacing rate, bit/s) and `interval_s` (the next interval, s).
-fn action_of(v: &Bound<'_, PyAny>) -> Result<Action, String> {
+/// What hook `hook` (`on_interval`, `on_ack`) returned: `None` (keep the decision) or a
+/// dict with any of `cwnd` (packets), `rate_bps` (pacing rate, bit/s) and `interval_s` (the
+/// next interval, s).
+fn action_of(hook: &str, v: &Bound<'_, PyAny>) -> Result<Action, String> {
     if v.is_none() {
         return Ok(Action::default());
     }
     let d = v.cast::<PyDict>().map_err(|_| {
-        "on_interval returns None or a dict with cwnd (packets), rate_bps (bit/s) and/or interval_s (s)".to_string()
+        format!("{hook} returns None or a dict with cwnd (packets), rate_bps (bit/s) and/or interval_s (s)")
     })?;
     let get = |k: &str| -> Result<Option<f64>, String> {
         match d.get_item(k).map_err(|e| e.to_string())? {
             Some(x) if !x.is_none() => x
                 .extract::<f64>()
                 .map(Some)
-                .map_err(|_| format!("on_interval's {k} must be a number")),
+                .map_err(|_| format!("{hook}'s {k} must be a number")),
             _ => Ok(None),
         }
     };
@@ -55,6 +56,23 @@ fn stats_dict<'py>(py: Python<'py>, st: &IntervalStats) -> PyResult<Bound<'py, P
     Ok(d)
 }
 
+/// One ACK as a dict (`on_ack`'s argument): `rtt_s` is `None` when the ACK gave no sample,
+/// `ece` a bool, the rest floats (names and units: `cclab_sim::AckStats`).
+fn ack_dict<'py>(py: Python<'py>, a: &AckStats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("t_s", a.t_s)?;
+    d.set_item("delivered_pkts", a.delivered_pkts)?;
+    d.set_item("bytes_acked", a.bytes_acked)?;
+    d.set_item("lost_pkts", a.lost_pkts)?;
+    d.set_item("rtt_s", a.rtt_s)?;
+    d.set_item("ece", a.ece)?;
+    d.set_item("delivered_total", a.delivered_total)?;
+    d.set_item("inflight_pkts", a.inflight_pkts)?;
+    d.set_item("cwnd_pkts", a.cwnd_pkts)?;
+    d.set_item("min_rtt_s", a.min_rtt_s)?;
+    Ok(d)
+}
+
 /// An instance of `py:module:Class`.
 fn instantiate<'py>(py: Python<'py>, cc: &str) -> PyResult<Bound<'py, PyAny>> {
     let (m, c) = cclab_scenario::py_class(cc)
@@ -63,41 +81,90 @@ fn instantiate<'py>(py: Python<'py>, cc: &str) -> PyResult<Bound<'py, PyAny>> {
     cls.call0()
 }
 
-/// Runs every run of a plan with Python controllers, one after the other with the GIL held
-/// (each flow of a `py:` group gets its own instance per run). The results document is the
-/// one `run` makes.
+/// The Python controllers of one run: an instance per `py:` flow, made when the run starts
+/// (each flow of a `py:` group gets its own); the first Python exception is kept to be
+/// raised as itself.
+struct PyDriver<'py> {
+    py: Python<'py>,
+    objs: HashMap<usize, Bound<'py, PyAny>>,
+    failure: Option<PyErr>,
+}
+
+impl<'py> PyDriver<'py> {
+    /// Flow `f`'s instance of `cc`.
+    fn obj(&mut self, f: usize, cc: &str) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(o) = self.objs.get(&f) {
+            return Ok(o.clone());
+        }
+        let o = instantiate(self.py, cc)?;
+        self.objs.insert(f, o.clone());
+        Ok(o)
+    }
+
+    /// `r` as the run's error: a Python exception is kept (raised as itself at the end).
+    fn keep<T>(&mut self, cc: &str, r: PyResult<T>) -> Result<T, String> {
+        r.map_err(|e| {
+            let msg = format!("{cc}: {e}");
+            self.failure.get_or_insert(e);
+            msg
+        })
+    }
+}
+
+impl runner::FlowDriver for PyDriver<'_> {
+    fn on_interval(&mut self, f: usize, cc: &str, st: &IntervalStats) -> Result<Action, String> {
+        if !cc.starts_with(cclab_scenario::PY_PREFIX) {
+            return Ok(Action::default()); // a plain `external` flow holds its window
+        }
+        let py = self.py;
+        let r = self.obj(f, cc).and_then(|obj| {
+            py.check_signals()?;
+            obj.call_method1("on_interval", (stats_dict(py, st)?,))
+        });
+        let v = self.keep(cc, r)?;
+        action_of("on_interval", &v).map_err(|e| format!("{cc}: {e}"))
+    }
+
+    /// A `py:` flow whose class defines `on_ack` is watched.
+    fn watch_acks(&mut self, f: usize, cc: &str) -> Result<bool, String> {
+        if !cc.starts_with(cclab_scenario::PY_PREFIX) {
+            return Ok(false);
+        }
+        let r = self.obj(f, cc).and_then(|o| o.hasattr("on_ack"));
+        self.keep(cc, r)
+    }
+
+    fn on_ack(&mut self, f: usize, cc: &str, a: &AckStats) -> Result<Option<Action>, String> {
+        let py = self.py;
+        let r = self
+            .obj(f, cc)
+            .and_then(|obj| obj.call_method1("on_ack", (ack_dict(py, a)?,)));
+        let v = self.keep(cc, r)?;
+        if v.is_none() {
+            return Ok(None);
+        }
+        action_of("on_ack", &v)
+            .map(Some)
+            .map_err(|e| format!("{cc}: {e}"))
+    }
+}
+
+/// Runs every run of a plan with Python controllers, one after the other with the GIL held.
+/// The results document is the one `run` makes.
 pub(crate) fn run_py(py: Python<'_>, spec: &Spec) -> PyResult<Results> {
     let opts = spec.opts()?;
     let plan = runner::plan_text(&spec.0, &spec.1, spec.2.as_deref(), &opts).map_err(py_err)?;
     let mut runs = Vec::new();
     for k in 0..runner::job_count(&plan, opts.repeat) {
-        let mut objs: HashMap<usize, Bound<'_, PyAny>> = HashMap::new();
-        let mut failure: Option<PyErr> = None;
-        let mut decide = |f: usize, cc: &str, st: &IntervalStats| -> Result<Action, String> {
-            if !cc.starts_with(cclab_scenario::PY_PREFIX) {
-                return Ok(Action::default()); // a plain `external` flow holds its window
-            }
-            let r = (|| -> PyResult<Bound<'_, PyAny>> {
-                let obj = match objs.entry(f) {
-                    std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(v) => v.insert(instantiate(py, cc)?),
-                };
-                py.check_signals()?;
-                obj.call_method1("on_interval", (stats_dict(py, st)?,))
-            })();
-            match r {
-                Ok(v) => action_of(&v).map_err(|e| format!("{cc}: {e}")),
-                Err(e) => {
-                    let msg = format!("{cc}: {e}");
-                    failure = Some(e);
-                    Err(msg)
-                }
-            }
+        let mut d = PyDriver {
+            py,
+            objs: HashMap::new(),
+            failure: None,
         };
-        match runner::run_one_driven(&plan, k, &opts, &mut decide) {
+        match runner::run_one_driven(&plan, k, &opts, &mut d) {
             Ok(r) => runs.push(r),
             // A Python exception (Ctrl-C too) comes back as itself.
-            Err(e) => return Err(failure.take().unwrap_or_else(|| py_err(e))),
+            Err(e) => return Err(d.failure.take().unwrap_or_else(|| py_err(e))),
         }
     }
     let doc = runner::document(&plan, "sim", runs);

@@ -20,7 +20,7 @@
 
 use crate::config::SimConfig;
 use crate::hosts::{Host, HostCpus};
-use crate::monitor::{IntervalStats, Monitor};
+use crate::monitor::{AckStats, IntervalStats, Monitor};
 use crate::timers::Timers;
 use cclab_core::cc::external::Action;
 use cclab_core::packet::{Ack, Ecn, Segment};
@@ -108,6 +108,8 @@ struct Flow {
     series: FlowSeries,
     /// The monitor interval in progress, for a flow whose controller is external.
     monitor: Option<Monitor>,
+    /// The ACKs of a watched external flow not yet taken ([`Simulation::watch_acks`]).
+    ack_log: Option<Vec<AckStats>>,
 }
 
 // Component slots: per-flow slots follow the global ones.
@@ -147,6 +149,10 @@ pub struct Simulation {
     /// The buffer a sender's TSO burst is gathered in (kept for its capacity).
     burst: Vec<DataPkt>,
     trace: Option<TraceWriter>,
+    /// Some flow's ACKs are watched: the event loop with the per-ACK hook runs.
+    watching: bool,
+    /// A watched flow got ACKs in the last event: [`Self::advance_to`] stops there.
+    acks_waiting: bool,
 }
 
 /// The queueing delays of one queueing element: all of them, and their mean per series bin;
@@ -293,6 +299,7 @@ impl Simulation {
                         ..Default::default()
                     },
                     monitor,
+                    ack_log: None,
                 }
             })
             .collect();
@@ -329,6 +336,8 @@ impl Simulation {
             acked: Vec::new(),
             burst: Vec::new(),
             trace: None,
+            watching: false,
+            acks_waiting: false,
             flows,
             cfg,
         };
@@ -402,13 +411,27 @@ impl Simulation {
     /// Process every event due by `limit` (at most the run's end); `false` once the run is
     /// over (its end reached, or every sized flow complete in a run without a duration).
     fn run_events(&mut self, limit: Nanos) -> bool {
+        // Two copies of the event loop: an ordinary run's has no per-ACK hook at all.
+        if self.watching {
+            self.run_events_as::<true>(limit)
+        } else {
+            self.run_events_as::<false>(limit)
+        }
+    }
+
+    /// The event loop; `WATCH`: some flow's ACKs are watched ([`Self::watch_acks`]), and the
+    /// loop stops after an event that gave one ACKs.
+    fn run_events_as<const WATCH: bool>(&mut self, limit: Nanos) -> bool {
         while let Some((t, slot)) = self.timers.pop(limit.min(self.end)) {
             self.now = t;
             self.events += 1;
-            self.dispatch(slot);
+            self.dispatch::<WATCH>(slot);
             if self.cfg.duration_ns.is_none() && self.all_sized_done() {
                 self.end = self.now;
                 return false;
+            }
+            if WATCH && self.acks_waiting {
+                return true;
             }
         }
         limit < self.end
@@ -447,13 +470,58 @@ impl Simulation {
     }
 
     /// Run every event up to `t` (at most the run's end) and stand at `t`; `false` once the
-    /// run is over (then call [`Self::finish`]).
+    /// run is over (then call [`Self::finish`]). With a watched flow ([`Self::watch_acks`])
+    /// it stops early, at the event in which such a flow got ACKs: [`Self::acks_waiting`]
+    /// then says so, and the time is [`Self::now`].
     pub fn advance_to(&mut self, t: Nanos) -> bool {
         let running = self.run_events(t);
-        if running {
+        if running && !self.acks_waiting {
             self.now = self.now.max(t);
         }
         running
+    }
+
+    /// Show external flow `f`'s ACKs one by one ([`Self::take_acks`] after each stop of
+    /// [`Self::advance_to`]): the per-ACK hooks. Slow (the run stops at every ACK event),
+    /// so only for a driver that asks; an error if `f` is not an external flow.
+    pub fn watch_acks(&mut self, f: usize) -> Result<(), String> {
+        let n = self.flows.len();
+        let fl = self
+            .flows
+            .get_mut(f)
+            .ok_or_else(|| format!("flow {f} does not exist (the run has {n})"))?;
+        if fl.monitor.is_none() {
+            return Err(format!(
+                "flow {f} runs {}, not the external controller",
+                fl.sender.cc_name()
+            ));
+        }
+        fl.ack_log.get_or_insert_with(Vec::new);
+        self.watching = true;
+        Ok(())
+    }
+
+    /// Whether flow `f` runs the external controller (is decided from outside).
+    pub fn is_external(&self, f: usize) -> bool {
+        self.flows.get(f).is_some_and(|fl| fl.monitor.is_some())
+    }
+
+    /// Whether the last [`Self::advance_to`] stopped for ACKs of a watched flow.
+    pub fn acks_waiting(&self) -> bool {
+        self.acks_waiting
+    }
+
+    /// Move watched flow `f`'s ACKs since the last call into `out` (emptied first), oldest
+    /// first; once every watched flow's ACKs are taken, [`Self::acks_waiting`] is `false`.
+    pub fn take_acks(&mut self, f: usize, out: &mut Vec<AckStats>) {
+        out.clear();
+        if let Some(log) = self.flows.get_mut(f).and_then(|fl| fl.ack_log.as_mut()) {
+            std::mem::swap(log, out);
+        }
+        self.acks_waiting = self
+            .flows
+            .iter()
+            .any(|fl| fl.ack_log.as_ref().is_some_and(|l| !l.is_empty()));
     }
 
     /// The external flow whose monitor interval ends first, and when (`None` when no flow is
@@ -504,11 +572,11 @@ impl Simulation {
         self.end
     }
 
-    fn dispatch(&mut self, slot: usize) {
+    fn dispatch<const WATCH: bool>(&mut self, slot: usize) {
         let now = self.now;
         match slot {
             SLOT_DATA => self.data_path_event(),
-            SLOT_ACKS => self.ack_path_event(),
+            SLOT_ACKS => self.ack_path_event::<WATCH>(),
             SLOT_TICK => {
                 self.sample();
                 let next = now + self.cfg.series_interval_ns;
@@ -518,7 +586,7 @@ impl Simulation {
                 let f = (slot - GLOBAL_SLOTS) / PER_FLOW;
                 match (slot - GLOBAL_SLOTS) % PER_FLOW {
                     FWD => self.receive_inbox(f),
-                    REV => self.process_acks(f),
+                    REV => self.process_acks::<WATCH>(f),
                     SND => {
                         self.hosts.busy(Host::Sender, now);
                         let fired = self.flows[f].sender.on_timeout(now);
@@ -622,7 +690,7 @@ impl Simulation {
 
     /// ACKs leave the ACK chain: the hosts take their time over each ([`crate::HostLatency`]),
     /// then the sender gets them.
-    fn ack_path_event(&mut self) {
+    fn ack_path_event<const WATCH: bool>(&mut self) {
         let now = self.now;
         self.acks.pump(now, &mut |_, _| {});
         while let Some((t, p)) = self.acks.pop_output() {
@@ -641,7 +709,7 @@ impl Simulation {
         for &f in &acked {
             let due = self.flows[f].acks.next_due();
             if self.timers.get(Self::slot(f, REV)).is_none() && due.is_some_and(|d| d <= now) {
-                self.process_acks(f);
+                self.process_acks::<WATCH>(f);
             } else {
                 self.schedule(Self::slot(f, REV), due);
             }
@@ -653,7 +721,7 @@ impl Simulation {
     }
 
     /// The ACKs of flow `f` due now reach its sender, which then sends what it may.
-    fn process_acks(&mut self, f: usize) {
+    fn process_acks<const WATCH: bool>(&mut self, f: usize) {
         let now = self.now;
         if let Some(t) = self.hosts.asleep(Host::Sender, now) {
             self.schedule(Self::slot(f, REV), Some(t));
@@ -666,6 +734,13 @@ impl Simulation {
                 fl.rtt_hist.record(r);
                 if let Some(m) = fl.monitor.as_mut() {
                     m.rtt(now, r);
+                }
+            }
+            if WATCH {
+                let fl = &mut self.flows[f];
+                if let Some(log) = fl.ack_log.as_mut() {
+                    log.push(AckStats::of(now, &ack, &out, &fl.sender));
+                    self.acks_waiting = true;
                 }
             }
         }

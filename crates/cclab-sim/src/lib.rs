@@ -22,9 +22,10 @@
 //! - [`engine`](Simulation): the event loop; `timers`: its event queue;
 //! - [`hosts`](HostLatency): the end hosts' handling time and sleeping CPUs;
 //! - `scenario`: a scenario becomes a [`SimConfig`]; [`SimBackend`]: the backend seam;
-//! - `monitor` ([`IntervalStats`]) and `step` ([`run_driven`]): runs whose `external` flows
+//! - `monitor` ([`IntervalStats`], [`AckStats`]) and `step` ([`drive`], [`run_driven`]): runs whose `external` flows
 //!   are decided from outside at monitor intervals ([`Simulation::advance_to`],
-//!   [`Simulation::take_interval`], [`Simulation::set_action`]).
+//!   [`Simulation::take_interval`], [`Simulation::set_action`]), and ACK by ACK for a driver
+//!   that watches a flow ([`Simulation::watch_acks`]).
 
 mod backend;
 mod config;
@@ -39,6 +40,6 @@ pub use backend::SimBackend;
 pub use config::{SimConfig, SimFlow};
 pub use engine::{run, Simulation};
 pub use hosts::{HostLatency, HostWake};
-pub use monitor::IntervalStats;
+pub use monitor::{AckStats, IntervalStats};
 pub use scenario::{config_from_scenario, run_scenario, UnsupportedError};
-pub use step::run_driven;
+pub use step::{drive, run_driven, Driver};

@@ -6,7 +6,8 @@
 //! from the sender's own counters and the RTT samples its ACKs gave, so the sender never
 //! learns anything a Linux sender could not.
 
-use cclab_core::sender::Sender;
+use cclab_core::packet::Ack;
+use cclab_core::sender::{AckOutcome, Sender};
 use cclab_core::Nanos;
 
 /// One monitor interval of one flow. Rates in bits per second, times in seconds, counts in
@@ -93,6 +94,57 @@ impl IntervalStats {
             self.pacing_rate_bps,
             self.rtt_samples,
         ]
+    }
+}
+
+/// One ACK of a watched external flow (`Simulation::watch_acks`), as the sender saw it once
+/// it had processed the ACK: what per-ACK hooks are shown. Times in seconds, counts in
+/// packets (segments).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckStats {
+    /// When the ACK reached the sender (simulated time since the run began), s.
+    pub t_s: f64,
+    /// Segments this ACK newly delivered (cumulatively ACKed or SACKed), and their payload
+    /// bytes.
+    pub delivered_pkts: f64,
+    pub bytes_acked: f64,
+    /// Segments newly marked lost on this ACK.
+    pub lost_pkts: f64,
+    /// The RTT sample this ACK gave, s (`None`: it gave none, e.g. it delivered only
+    /// retransmitted data).
+    pub rtt_s: Option<f64>,
+    /// The ACK's ECE flag (an echoed CE mark).
+    pub ece: bool,
+    /// Segments delivered since the connection began.
+    pub delivered_total: f64,
+    /// Segments in flight and cwnd after the ACK.
+    pub inflight_pkts: f64,
+    pub cwnd_pkts: f64,
+    /// The connection's minimum RTT so far, s (0 before any sample).
+    pub min_rtt_s: f64,
+}
+
+impl AckStats {
+    /// What `s` shows of `ack`, which it processed at `now` with outcome `out`.
+    pub(crate) fn of(now: Nanos, ack: &Ack, out: &AckOutcome, s: &Sender) -> Self {
+        let tp = s.tcp();
+        let min_rtt = s.rtt().min_rtt_us();
+        AckStats {
+            t_s: now as f64 / 1e9,
+            delivered_pkts: out.delivered as f64,
+            bytes_acked: out.delivered as f64 * tp.mss as f64,
+            lost_pkts: out.lost as f64,
+            rtt_s: out.rtt_sample.map(|r| r as f64 / 1e9),
+            ece: ack.ece,
+            delivered_total: tp.delivered as f64,
+            inflight_pkts: tp.packets_in_flight() as f64,
+            cwnd_pkts: tp.snd_cwnd as f64,
+            min_rtt_s: if min_rtt == u32::MAX {
+                0.0
+            } else {
+                min_rtt as f64 / 1e6
+            },
+        }
     }
 }
 

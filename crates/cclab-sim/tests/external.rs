@@ -136,3 +136,101 @@ fn stepping_by_hand_matches_the_driver_and_checks_the_flow() {
     );
     assert!(a.flows[1].bytes_delivered > 0 && a.flows[0].bytes_delivered > 0);
 }
+
+/// A driver that watches flow 0's ACKs: it holds a rate decided at intervals, or with
+/// `window` (packets) set, decides that window and the rate on every ACK instead.
+struct Watcher {
+    rate: f64,
+    window: Option<u32>,
+    acks: Vec<cclab_sim::AckStats>,
+    intervals: Vec<IntervalStats>,
+}
+
+impl cclab_sim::Driver for Watcher {
+    type Error = Infallible;
+    fn on_interval(&mut self, _: usize, st: &IntervalStats) -> Result<Action, Infallible> {
+        self.intervals.push(*st);
+        // With a window, only the ACKs decide (an interval keeps what they set).
+        Ok(match self.window {
+            Some(_) => Action::default(),
+            None => self.action(),
+        })
+    }
+    fn watch_acks(&mut self, f: usize) -> Result<bool, Infallible> {
+        Ok(f == 0)
+    }
+    fn on_ack(&mut self, _: usize, a: &cclab_sim::AckStats) -> Result<Option<Action>, Infallible> {
+        self.acks.push(*a);
+        Ok(self.window.map(|_| self.action()))
+    }
+}
+
+impl Watcher {
+    fn action(&self) -> Action {
+        Action {
+            cwnd: self.window,
+            pacing_rate: Some((self.rate / 8.0) as u64),
+            ..Action::default()
+        }
+    }
+}
+
+/// Per-ACK hooks: watching a flow whose hook keeps the decision changes nothing in the run;
+/// the hook sees every ACK (their deliveries add up to the flow's, their RTT samples are the
+/// intervals'), in time order; and a window decided on every ACK holds.
+#[test]
+fn per_ack_hooks_see_every_ack_and_cost_nothing_in_behaviour() {
+    let cfg = SimConfig::single("external", 100e6, 20 * MS, 1.0, 0.005, S);
+    let (plain, _) = run_at_rate(&cfg, 60e6);
+    let mut w = Watcher {
+        rate: 60e6,
+        window: None,
+        acks: Vec::new(),
+        intervals: Vec::new(),
+    };
+    let watched = cclab_sim::drive(&cfg, &mut w).unwrap();
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        serde_json::to_string(&watched).unwrap(),
+        "watching ACKs changed the run"
+    );
+    let acks = &w.acks;
+    let last = acks.last().expect("ACKs seen");
+    let delivered: f64 = acks.iter().map(|a| a.delivered_pkts).sum();
+    eprintln!(
+        "{} ACKs, {delivered} segments delivered, {} lost on them, {} intervals",
+        acks.len(),
+        acks.iter().map(|a| a.lost_pkts).sum::<f64>(),
+        w.intervals.len()
+    );
+    assert_eq!(delivered, last.delivered_total);
+    assert!(acks.windows(2).all(|p| p[0].t_s <= p[1].t_s));
+    assert!(
+        acks.iter().any(|a| a.lost_pkts > 0.0),
+        "0.5% loss: some ACK marks losses"
+    );
+    // The intervals saw the same ACKs: their deliveries and RTT samples up to the last
+    // interval's end are the hook's.
+    let end = w.intervals.last().unwrap().t_s;
+    let by_hook = acks.iter().filter(|a| a.t_s <= end);
+    let (d, n) = by_hook.fold((0.0, 0.0), |(d, n), a| {
+        (d + a.delivered_pkts, n + a.rtt_s.map_or(0.0, |_| 1.0))
+    });
+    let by_intervals = w.intervals.iter().fold((0.0, 0.0), |(d, n), s| {
+        (d + s.delivered_pkts, n + s.rtt_samples)
+    });
+    assert_eq!((d, n), by_intervals);
+    // A window decided on every ACK (and never at intervals) holds from the first ACK on.
+    let mut w = Watcher {
+        rate: 60e6,
+        window: Some(30),
+        acks: Vec::new(),
+        intervals: Vec::new(),
+    };
+    cclab_sim::drive(&cfg, &mut w).unwrap();
+    assert!(w.acks.iter().skip(1).all(|a| a.cwnd_pkts <= 30.0));
+    assert!(w.acks.iter().skip(1).all(|a| a.inflight_pkts <= 30.0));
+    // (Without the ACKs' decisions the initial window, 10, would be held.)
+    let at_30 = w.acks.iter().filter(|a| a.cwnd_pkts == 30.0).count();
+    assert!(at_30 > w.acks.len() / 2, "{at_30} of {} ACKs", w.acks.len());
+}

@@ -1,7 +1,8 @@
 //! `cclab bench`: how fast the simulator runs, on the reference workloads of issue #2, and
 //! how fast a large report loads in a browser.
 
-use cclab_sim::{SimConfig, Simulation};
+use cclab_core::cc::external::Action;
+use cclab_sim::{IntervalStats, SimConfig, Simulation};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Instant;
@@ -18,6 +19,22 @@ pub struct Case {
     /// whole `cclab bench` process running it once) may execute: `cclab bench
     /// --instructions`, the same on any machine however busy.
     pub max_instructions_per_packet: f64,
+    /// A case driven through the simulator's stepping API (its flows are `external`), or
+    /// `None` for a plain run.
+    pub stepped: Option<Stepped>,
+}
+
+/// A stepped case: at the end of each monitor interval of an `external` flow the driver
+/// takes the interval's statistics and sets the next action from [`DelayRule`], as the
+/// Gymnasium environment (`cclab.gym`) does with a Python policy. It measures the
+/// simulator's side of an environment step.
+#[derive(Debug, Clone, Copy)]
+pub struct Stepped {
+    /// Steps per second of wall time the case must reach (issue #34: 5,000 env steps/s).
+    pub min_steps_per_s: f64,
+    /// Instructions per step (decision) a run of the case may execute under
+    /// `--instructions`, as `max_instructions_per_packet` per packet.
+    pub max_instructions_per_step: f64,
 }
 
 /// A measured case.
@@ -34,6 +51,13 @@ pub struct Measured {
     pub events_per_s: f64,
     pub goodput_bps: f64,
     pub met_target: bool,
+    /// Stepped cases: decisions taken, and per second of wall time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_steps_per_s: Option<f64>,
 }
 
 /// The reference cases (instruction budgets: what each measured on 2026-11-27, 2,047-5,964
@@ -41,7 +65,8 @@ pub struct Measured {
 /// and 2,560, issue #33):
 /// 100 Mbit/s x 100 ms x 60 s and 10 Gbit/s x 100 ms x 1% x 10 s, one BBR
 /// flow; BBRv3 on 1 Gbit/s x 100 ms x 1%; DCTCP on a marking 1 Gbit/s x 1 ms path; ten CUBIC
-/// flows.
+/// flows; a thousand under drop-tail and FQ-CoDel; and one `external` flow stepped every
+/// 10 ms by a fixed rule (the simulator's side of a Gymnasium step).
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -49,6 +74,7 @@ pub fn cases() -> Vec<Case> {
             cfg: SimConfig::single("bbr", 100e6, 100 * MS, 1.0, 0.0, 60 * S),
             target_s: 0.2,
             max_instructions_per_packet: 4000.0,
+            stepped: None,
         },
         Case {
             // With the next case: per-packet cost must not grow with the window (~8.6k vs ~86k packets).
@@ -56,6 +82,7 @@ pub fn cases() -> Vec<Case> {
             cfg: SimConfig::single("bbr", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 1.0,
             max_instructions_per_packet: 3300.0,
+            stepped: None,
         },
         Case {
             // BBRv3 on the previous case's workload: its cost per packet is compared with
@@ -64,6 +91,7 @@ pub fn cases() -> Vec<Case> {
             cfg: SimConfig::single("bbr3", 1e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 1.0,
             max_instructions_per_packet: 3260.0,
+            stepped: None,
         },
         Case {
             // DCTCP in a datacenter: 1 Gbit/s x 1 ms, a deep buffer, ECN step marking at
@@ -77,12 +105,14 @@ pub fn cases() -> Vec<Case> {
             },
             target_s: 1.0,
             max_instructions_per_packet: 2600.0,
+            stepped: None,
         },
         Case {
             name: "bbr 10gbit 100ms 1% 10s",
             cfg: SimConfig::single("bbr", 10e9, 100 * MS, 1.0, 0.01, 10 * S),
             target_s: 10.0,
             max_instructions_per_packet: 3200.0,
+            stepped: None,
         },
         Case {
             name: "cubic 1gbit 20ms 10 flows 30s",
@@ -94,6 +124,7 @@ pub fn cases() -> Vec<Case> {
             },
             target_s: 10.0,
             max_instructions_per_packet: 2900.0,
+            stepped: None,
         },
         Case {
             // With the next case: FQ-CoDel's cost per packet must not grow with the number
@@ -102,14 +133,85 @@ pub fn cases() -> Vec<Case> {
             cfg: thousand_flows(cclab_path::AqmDesc::default()),
             target_s: 10.0,
             max_instructions_per_packet: 6000.0,
+            stepped: None,
         },
         Case {
             name: "cubic 1gbit 20ms 1000 flows fq_codel 10s",
             cfg: thousand_flows(cclab_path::FqCodelParams::default().into()),
             target_s: 10.0,
             max_instructions_per_packet: 7500.0,
+            stepped: None,
+        },
+        Case {
+            // The simulator's side of a Gymnasium step (issue #34): one external flow on
+            // 100 Mbit/s x 20 ms decided every 10 ms, 2,000 steps; the target is 5,000
+            // steps/s. Budgets: what it measured on 2026-11-28 (3,276 instructions per
+            // packet, 271,098 per step, the process's start included) and a quarter more.
+            name: "external 100mbit 20ms 10ms steps 20s",
+            cfg: SimConfig::single("external", 100e6, 20 * MS, 1.0, 0.0, 20 * S),
+            target_s: 2000.0 / 5000.0,
+            max_instructions_per_packet: 4100.0,
+            stepped: Some(Stepped {
+                min_steps_per_s: 5000.0,
+                max_instructions_per_step: 339_000.0,
+            }),
         },
     ]
+}
+
+/// The stepped cases' policy, fixed and deterministic: a delay-based rate rule. While the
+/// interval's queueing delay (mean RTT less the minimum) is under 5 ms the pacing rate grows
+/// by a tenth; above, it falls to 90% of the interval's delivery rate (never under 1
+/// Mbit/s). It starts at 10 Mbit/s.
+#[derive(Debug, Clone)]
+pub struct DelayRule {
+    rate_bps: f64,
+}
+
+impl Default for DelayRule {
+    fn default() -> Self {
+        DelayRule { rate_bps: 10e6 }
+    }
+}
+
+impl DelayRule {
+    /// The action after interval `st`.
+    pub fn decide(&mut self, st: &IntervalStats) -> Action {
+        let queueing = st.rtt_avg_s - st.min_rtt_s;
+        self.rate_bps = if queueing < 0.005 {
+            self.rate_bps * 1.1
+        } else {
+            st.delivery_rate_bps * 0.9
+        }
+        .clamp(1e6, 1e12);
+        Action {
+            pacing_rate: Some((self.rate_bps / 8.0) as u64),
+            ..Action::default()
+        }
+    }
+}
+
+/// Run `case` to its end: a plain run, or a stepped one driven by [`DelayRule`] at each of
+/// its external flows' decisions. The finished simulation and the decisions taken.
+pub fn run_case(case: &Case) -> (Simulation, u64) {
+    let mut sim = Simulation::new(case.cfg.clone());
+    let mut steps = 0;
+    if case.stepped.is_some() {
+        let mut rules = vec![DelayRule::default(); case.cfg.flows.len()];
+        while let Some((f, t)) = sim.next_decision() {
+            if !sim.advance_to(t) {
+                break;
+            }
+            let Some(st) = sim.take_interval(f) else {
+                break;
+            };
+            steps += 1;
+            // (`f` is external: next_decision names only external flows.)
+            let _ = sim.set_action(f, &rules[f].decide(&st));
+        }
+    }
+    sim.run_to_end();
+    (sim, steps)
 }
 
 /// 1000 CUBIC flows on 1 Gbit/s x 20 ms with a 4 BDP buffer under `aqm`, 10 s.
@@ -131,13 +233,12 @@ pub const RATIOS: &[(&str, &str, f64)] = &[(
 /// One timed run of `case`: its wall time, and the counts (the same on every run).
 fn run_once(case: &Case) -> (f64, Measured) {
     let t = Instant::now();
-    let mut sim = Simulation::new(case.cfg.clone());
-    sim.run_to_end();
+    let (sim, steps) = run_case(case);
     let wall = t.elapsed().as_secs_f64();
     let events = sim.events();
     let packets = sim.packets_forwarded();
     let r = sim.into_result();
-    let m = Measured {
+    let mut m = Measured {
         name: case.name.to_string(),
         simulated_s: r.duration_s,
         wall_s: wall,
@@ -148,7 +249,17 @@ fn run_once(case: &Case) -> (f64, Measured) {
         events_per_s: events as f64 / wall,
         goodput_bps: r.flows.iter().map(|f| f.goodput_bps).sum(),
         met_target: wall <= case.target_s,
+        steps: None,
+        steps_per_s: None,
+        target_steps_per_s: None,
     };
+    if let Some(st) = &case.stepped {
+        let per_s = steps as f64 / wall;
+        m.steps = Some(steps);
+        m.steps_per_s = Some(per_s);
+        m.target_steps_per_s = Some(st.min_steps_per_s);
+        m.met_target = m.met_target && per_s >= st.min_steps_per_s;
+    }
     (wall, m)
 }
 
@@ -189,6 +300,13 @@ pub struct Counted {
     pub instructions_per_packet: f64,
     pub budget_per_packet: f64,
     pub met_budget: bool,
+    /// Stepped cases: decisions taken, instructions per decision and its budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_per_step: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_per_step: Option<f64>,
 }
 
 /// valgrind on `PATH`.
@@ -233,14 +351,30 @@ pub fn count_instructions(exe: &Path, valgrind: &Path, case: &Case) -> Result<Co
         .and_then(|m| m["packets"].as_u64())
         .ok_or_else(|| format!("{}: no packet count in the bench's JSON", case.name))?;
     let per_packet = instructions as f64 / packets.max(1) as f64;
-    Ok(Counted {
+    let mut c = Counted {
         name: case.name.to_string(),
         instructions,
         packets,
         instructions_per_packet: per_packet,
         budget_per_packet: case.max_instructions_per_packet,
         met_budget: per_packet <= case.max_instructions_per_packet,
-    })
+        steps: None,
+        instructions_per_step: None,
+        budget_per_step: None,
+    };
+    if let Some(st) = &case.stepped {
+        let steps = v
+            .as_array()
+            .and_then(|a| a.iter().find(|m| m["name"] == case.name))
+            .and_then(|m| m["steps"].as_u64())
+            .ok_or_else(|| format!("{}: no step count in the bench's JSON", case.name))?;
+        let per_step = instructions as f64 / steps.max(1) as f64;
+        c.steps = Some(steps);
+        c.instructions_per_step = Some(per_step);
+        c.budget_per_step = Some(st.max_instructions_per_step);
+        c.met_budget = c.met_budget && per_step <= st.max_instructions_per_step;
+    }
+    Ok(c)
 }
 
 /// `cclab bench --kernel`: the cases (label, element mode, delay in ns, queue discipline).

@@ -271,20 +271,68 @@ pub fn has_py_flows(plan: &Plan) -> bool {
     })
 }
 
+/// What decides the `external` flows of a driven run (see [`run_one_driven`]); each call
+/// names the flow's controller as its group gave it (`external` or `py:module:Class`).
+pub trait FlowDriver {
+    /// The action at the end of one of `flow`'s monitor intervals.
+    fn on_interval(
+        &mut self,
+        flow: usize,
+        cc: &str,
+        st: &cclab_sim::IntervalStats,
+    ) -> Result<cclab_core::cc::external::Action, String>;
+    /// Whether `flow`'s ACKs go to [`Self::on_ack`] one by one (slow; no by default).
+    fn watch_acks(&mut self, _flow: usize, _cc: &str) -> Result<bool, String> {
+        Ok(false)
+    }
+    /// One ACK of a watched flow: an action or `None` (keep).
+    fn on_ack(
+        &mut self,
+        _flow: usize,
+        _cc: &str,
+        _ack: &cclab_sim::AckStats,
+    ) -> Result<Option<cclab_core::cc::external::Action>, String> {
+        Ok(None)
+    }
+}
+
+/// A [`FlowDriver`] as the simulator's [`cclab_sim::Driver`], with the flows' names.
+struct Named<'a> {
+    names: &'a [&'a str],
+    inner: &'a mut dyn FlowDriver,
+}
+
+impl cclab_sim::Driver for Named<'_> {
+    type Error = String;
+    fn on_interval(
+        &mut self,
+        flow: usize,
+        st: &cclab_sim::IntervalStats,
+    ) -> Result<cclab_core::cc::external::Action, String> {
+        self.inner.on_interval(flow, self.names[flow], st)
+    }
+    fn watch_acks(&mut self, flow: usize) -> Result<bool, String> {
+        self.inner.watch_acks(flow, self.names[flow])
+    }
+    fn on_ack(
+        &mut self,
+        flow: usize,
+        ack: &cclab_sim::AckStats,
+    ) -> Result<Option<cclab_core::cc::external::Action>, String> {
+        self.inner.on_ack(flow, self.names[flow], ack)
+    }
+}
+
 /// Run `k` of a plan (see [`job_count`]) on the simulator, its `external` flows decided by
-/// `decide(flow, group's cc, stats)` at the end of each monitor interval: the Python
-/// package's `py:module:Class` controllers. A Python controller's flows are recorded under
-/// its `py:` name (the controller that ran them is `external`). A decider's error stops the
-/// run.
+/// `driver` at the end of each monitor interval (and at each ACK of the flows it watches):
+/// the Python package's `py:module:Class` controllers. A Python controller's flows are
+/// recorded under its `py:` name (the controller that ran them is `external`). A driver's
+/// error stops the run.
 pub fn run_one_driven(
     plan: &Plan,
     k: usize,
     opts: &RunOptions,
-    decide: &mut dyn FnMut(
-        usize,
-        &str,
-        &cclab_sim::IntervalStats,
-    ) -> Result<cclab_core::cc::external::Action, String>,
+    driver: &mut dyn FlowDriver,
 ) -> Result<RunResult, Error> {
     check_run_index(plan, k, opts)?;
     let job = job(plan, k, opts);
@@ -296,8 +344,14 @@ pub fn run_one_driven(
         .iter()
         .map(|f| sc.flows[f.group as usize].cc.as_str())
         .collect();
-    let mut r = cclab_sim::run_driven(&cfg, |f, st| decide(f, names[f], st))
-        .map_err(|e| Error::new(format!("{}: {e}", sc.name)))?;
+    let mut r = cclab_sim::drive(
+        &cfg,
+        &mut Named {
+            names: &names,
+            inner: driver,
+        },
+    )
+    .map_err(|e| Error::new(format!("{}: {e}", sc.name)))?;
     // A Python controller's flows are recorded under its `py:` name.
     let py_name = |i: usize| {
         names[i]

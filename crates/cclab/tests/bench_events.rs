@@ -29,8 +29,7 @@ const MAX_OVER_BBR: f64 = 1.5;
 fn bench_workloads_stay_within_their_event_budget() {
     let mut per_case = Vec::new();
     for case in bench::cases() {
-        let mut sim = Simulation::new(case.cfg.clone());
-        sim.run_to_end();
+        let (sim, _) = bench::run_case(&case);
         let (events, packets, idle) = (
             sim.events(),
             sim.packets_forwarded(),
@@ -100,9 +99,10 @@ fn bench_workloads_stay_within_their_event_budget() {
 }
 
 /// Instructions, counted by valgrind (`cclab bench --instructions`): the same count on any
-/// machine however busy, where wall time on a shared one varied by 1.7x within minutes. Two
-/// workloads, lossless and lossy (~30 s under valgrind): each within its budget per packet,
-/// a quarter above what it measured when the budget was set. Before the range set and the
+/// machine however busy, where wall time on a shared one varied by 1.7x within minutes. Three
+/// workloads, lossless, lossy and stepped (~35 s under valgrind): each within its budget per packet,
+/// a quarter above what it measured when the budget was set; and the stepped case (the
+/// simulator's side of a Gymnasium step, issue #34) per step as well. Before the range set and the
 /// paths' wake-ups were reworked (2026-11-27), BBR on 1 Gbit/s x 100 ms x 1% took 1.9x the
 /// instructions it takes now (the `quick` example, 3 s: 746 M against 396 M).
 #[test]
@@ -113,7 +113,11 @@ fn bench_workloads_stay_within_their_instruction_budget() {
         );
         return;
     }
-    for case in ["bbr 100mbit 100ms 60s", "bbr 1gbit 100ms 1% 10s"] {
+    for case in [
+        "bbr 100mbit 100ms 60s",
+        "bbr 1gbit 100ms 1% 10s",
+        "external 100mbit 20ms 10ms steps 20s",
+    ] {
         let v: serde_json::Value = common::json_stdout(common::cclab().args([
             "bench",
             "--instructions",
@@ -137,5 +141,30 @@ fn bench_workloads_stay_within_their_instruction_budget() {
             per <= budget,
             "{case}: {per:.0} instructions per packet, budget {budget:.0}"
         );
+        // The stepped case (the simulator's side of a Gymnasium step): per decision too.
+        if let Some(steps) = m.get("steps") {
+            let (per, budget) = (
+                m["instructions_per_step"].as_f64().unwrap(),
+                m["budget_per_step"].as_f64().unwrap(),
+            );
+            eprintln!("{case}: {steps} steps, {per:.0} instructions per step (budget {budget:.0})");
+            assert!(steps.as_u64().unwrap() >= 1900, "{m}");
+            assert!(
+                per <= budget,
+                "{case}: {per:.0} instructions per step, budget {budget:.0}"
+            );
+        }
     }
+    // A plain case has no step figures.
+    let v: serde_json::Value = common::json_stdout(common::cclab().args([
+        "bench",
+        "--case",
+        "bbr 100mbit 100ms 60s",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]));
+    assert!(v[0].get("steps").is_none(), "{v}");
 }

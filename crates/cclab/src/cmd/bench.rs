@@ -105,6 +105,14 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Error> {
                 m.simulated_s,
                 m.packets as f64 / 1e6
             );
+            if let (Some(n), Some(per_s), Some(target)) =
+                (m.steps, m.steps_per_s, m.target_steps_per_s)
+            {
+                println!(
+                    "{:<32} {n} steps, {per_s:.0} steps/s (target >= {target:.0})",
+                    ""
+                );
+            }
         }
     }
     // Cases held to a ratio of another's wall time (FQ-CoDel's cost with many flows).
@@ -191,6 +199,14 @@ fn bench_instructions(a: &BenchArgs, cases: &[bench::Case]) -> Result<(), Error>
                 if m.met_budget { "ok" } else { "OVER" },
                 m.packets as f64 / 1e6
             );
+            if let (Some(n), Some(per), Some(budget)) =
+                (m.steps, m.instructions_per_step, m.budget_per_step)
+            {
+                println!(
+                    "{:<32} {per:>8.0} per step (budget {budget:.0}), {n} steps",
+                    ""
+                );
+            }
         }
         all.push(m);
     }
