@@ -344,6 +344,7 @@ impl Simulation {
     }
 
     /// Set a component's pending event time (None = nothing pending).
+    #[inline]
     fn schedule(&mut self, slot: usize, t: Option<Nanos>) {
         self.timers.set(slot, t);
     }
