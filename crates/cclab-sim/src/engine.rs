@@ -34,10 +34,11 @@ use cclab_results::{
 };
 use serde_json::{json, Map, Value};
 
-/// A data segment on the path.
+/// A data segment on the path. (Its fields are kept small: every element moves it, and the
+/// delay holds a round trip's worth of them.)
 struct DataPkt {
     flow: u32,
-    class: usize,
+    class: u32,
     seg: Segment,
 }
 
@@ -46,7 +47,7 @@ impl Packet for DataPkt {
         self.seg.wire_len()
     }
     fn class(&self) -> usize {
-        self.class
+        self.class as usize
     }
     /// The receiver cannot coalesce a burst that did not arrive whole: every segment ends one.
     fn mark_burst_broken(&mut self) {
@@ -77,7 +78,7 @@ impl Packet for DataPkt {
 /// An ACK on the path.
 struct AckPkt {
     flow: u32,
-    class: usize,
+    class: u32,
     ack: Ack,
 }
 
@@ -86,7 +87,7 @@ impl Packet for AckPkt {
         self.ack.wire_len()
     }
     fn class(&self) -> usize {
-        self.class
+        self.class as usize
     }
 }
 
@@ -97,7 +98,7 @@ struct Flow {
     inbox: Vec<Segment>,
     /// ACKs that left the path, held by the hosts' handling time.
     acks: DelayLine<Ack>,
-    class: usize,
+    class: u32,
     started: bool,
     start_ns: Nanos,
     rtt_hist: Histogram,
@@ -237,7 +238,7 @@ impl Simulation {
                 let class = extras
                     .iter()
                     .position(|&e| e == f.rtt_extra_ns)
-                    .unwrap_or(0);
+                    .unwrap_or(0) as u32;
                 // ECN: the flow asks, or its controller needs it; the receiver echoes the
                 // way the controller wants.
                 let ecn = f.ecn || cc.needs_ecn();
