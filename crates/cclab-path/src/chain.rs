@@ -5,6 +5,10 @@ use crate::element::{Departure, Element, Packet};
 use crate::Nanos;
 use std::collections::{BTreeMap, VecDeque};
 
+/// An element's cached next event when it holds nothing. (No event is ever due then, so an
+/// element holding a packet due at `Nanos::MAX` is the same to the chain.)
+const NONE: Nanos = Nanos::MAX;
+
 /// Called for every packet leaving an element: the element's position and name, and the
 /// departure (backends record the bottleneck's queueing delays and forwarded bytes here).
 pub type Observer<'a, P> = dyn FnMut(usize, &Departure<P>) + 'a;
@@ -17,6 +21,11 @@ pub struct Chain<P> {
     els: Vec<Box<dyn Element<P>>>,
     /// Each element's [`Element::min_transit`].
     transit: Vec<Nanos>,
+    /// Each element's [`Element::next_event`], [`NONE`] for none, read again after every call
+    /// that may change it (an element's state changes only through the chain, and its next
+    /// event is a function of its state): the chain skips the elements with nothing due
+    /// without a call, and finds its next output in a scan of numbers.
+    next: Vec<Nanos>,
     out: VecDeque<(Nanos, P)>,
     /// Buffers for what pass-through elements hand on, one per depth of the recursion.
     pool: Vec<Vec<P>>,
@@ -34,6 +43,7 @@ impl<P: Packet> Chain<P> {
             names: Vec::new(),
             els: Vec::new(),
             transit: Vec::new(),
+            next: Vec::new(),
             out: VecDeque::new(),
             pool: Vec::new(),
         }
@@ -43,13 +53,23 @@ impl<P: Packet> Chain<P> {
     pub fn push(&mut self, name: &'static str, el: Box<dyn Element<P>>) {
         self.names.push(name);
         self.transit.push(el.min_transit());
+        self.next.push(el.next_event().unwrap_or(NONE));
         self.els.push(el);
+    }
+
+    /// Read element `j`'s next event again, after a call that may have changed it.
+    #[inline(always)]
+    fn refresh(&mut self, j: usize) {
+        self.next[j] = self.els[j].next_event().unwrap_or(NONE);
     }
 
     /// The run's time zero is `t0` in the caller's clock (see [`Element::start`]).
     pub fn start(&mut self, t0: Nanos) {
         for e in &mut self.els {
             e.start(t0);
+        }
+        for j in 0..self.els.len() {
+            self.refresh(j);
         }
     }
 
@@ -103,6 +123,7 @@ impl<P: Packet> Chain<P> {
             self.advance(j, now, obs);
             let mut pass = self.pool.pop().unwrap_or_default();
             whole &= self.els[j].enqueue_burst(now, &mut cur, &mut pass);
+            self.refresh(j);
             self.pool.push(std::mem::replace(&mut cur, pass));
         }
         if !whole {
@@ -115,6 +136,7 @@ impl<P: Packet> Chain<P> {
 
     /// Move every packet due by `now` on to the next element, at the time it left; what
     /// leaves the last element goes to the output.
+    #[inline]
     pub fn pump(&mut self, now: Nanos, obs: &mut Observer<'_, P>) {
         for j in 0..self.els.len() {
             self.advance(j, now, obs);
@@ -125,12 +147,9 @@ impl<P: Packet> Chain<P> {
     /// that has left the path and waits in the output (its time may be now); `None` when it
     /// holds nothing.
     pub fn next_event(&self) -> Option<Nanos> {
-        let out = self.out.front().map(|&(t, _)| t);
-        self.els
-            .iter()
-            .filter_map(|e| e.next_event())
-            .chain(out)
-            .min()
+        let out = self.out.front().map_or(NONE, |&(t, _)| t);
+        let t = self.next.iter().copied().fold(out, Nanos::min);
+        (t != NONE).then_some(t)
     }
 
     /// The earliest a packet can leave the path (or one that has left waits in the output),
@@ -144,18 +163,13 @@ impl<P: Packet> Chain<P> {
     /// [`Element::min_transit`] later. A caller that reads the elements' state (backlog,
     /// counters, the observer's records) pumps the chain to its time first.
     pub fn next_output(&self) -> Option<Nanos> {
-        let mut bound: Option<Nanos> = None;
-        for (e, &transit) in self.els.iter().zip(&self.transit) {
-            let through = bound.map(|b| b.saturating_add(transit));
-            bound = match (through, e.next_event()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+        // (A bound of NONE stays NONE through the saturating sums.)
+        let mut bound = NONE;
+        for (&next, &transit) in self.next.iter().zip(&self.transit) {
+            bound = bound.saturating_add(transit).min(next);
         }
-        match (bound, self.out.front()) {
-            (Some(b), Some(&(t, _))) => Some(b.min(t)),
-            (b, o) => b.or(o.map(|&(t, _)| t)),
-        }
+        let t = self.out.front().map_or(bound, |&(t, _)| bound.min(t));
+        (t != NONE).then_some(t)
     }
 
     /// The next packet that left the path, with the time it left.
@@ -206,6 +220,7 @@ impl<P: Packet> Chain<P> {
         self.advance(j, t, obs);
         let mut pass = self.pool.pop().unwrap_or_default();
         self.els[j].enqueue(t, pkt, &mut pass);
+        self.refresh(j);
         for p in pass.drain(..) {
             self.offer(j + 1, t, p, obs);
         }
@@ -213,8 +228,12 @@ impl<P: Packet> Chain<P> {
     }
 
     /// Everything element `j` has due by `t` moves on, in time order.
+    #[inline(always)]
     fn advance(&mut self, j: usize, t: Nanos, obs: &mut Observer<'_, P>) {
-        while let Some(d) = self.els[j].dequeue(t) {
+        while self.next[j] <= t {
+            let d = self.els[j].dequeue(t);
+            self.refresh(j);
+            let Some(d) = d else { break };
             obs(j, &d);
             self.offer(j + 1, d.at, d.pkt, obs);
         }

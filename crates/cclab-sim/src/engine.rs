@@ -35,10 +35,11 @@ use cclab_results::{
 };
 use serde_json::{json, Map, Value};
 
-/// A data segment on the path.
+/// A data segment on the path. (Its fields are kept small: every element moves it, and the
+/// delay holds a round trip's worth of them.)
 struct DataPkt {
     flow: u32,
-    class: usize,
+    class: u32,
     seg: Segment,
 }
 
@@ -47,7 +48,7 @@ impl Packet for DataPkt {
         self.seg.wire_len()
     }
     fn class(&self) -> usize {
-        self.class
+        self.class as usize
     }
     /// The receiver cannot coalesce a burst that did not arrive whole: every segment ends one.
     fn mark_burst_broken(&mut self) {
@@ -78,7 +79,7 @@ impl Packet for DataPkt {
 /// An ACK on the path.
 struct AckPkt {
     flow: u32,
-    class: usize,
+    class: u32,
     ack: Ack,
 }
 
@@ -87,7 +88,7 @@ impl Packet for AckPkt {
         self.ack.wire_len()
     }
     fn class(&self) -> usize {
-        self.class
+        self.class as usize
     }
 }
 
@@ -98,7 +99,7 @@ struct Flow {
     inbox: Vec<Segment>,
     /// ACKs that left the path, held by the hosts' handling time.
     acks: DelayLine<Ack>,
-    class: usize,
+    class: u32,
     started: bool,
     start_ns: Nanos,
     rtt_hist: Histogram,
@@ -244,7 +245,7 @@ impl Simulation {
                 let class = extras
                     .iter()
                     .position(|&e| e == f.rtt_extra_ns)
-                    .unwrap_or(0);
+                    .unwrap_or(0) as u32;
                 // ECN: the flow asks, or its controller needs it; the receiver echoes the
                 // way the controller wants, or accurately when the flow asks for AccECN.
                 let ecn = f.ecn || cc.needs_ecn();
@@ -356,6 +357,7 @@ impl Simulation {
     }
 
     /// Set a component's pending event time (None = nothing pending).
+    #[inline]
     fn schedule(&mut self, slot: usize, t: Option<Nanos>) {
         self.timers.set(slot, t);
     }

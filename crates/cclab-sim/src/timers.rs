@@ -58,12 +58,17 @@ impl Timers {
     }
 
     /// Set (or with `None` cancel) the pending time of `slot`.
+    #[inline]
     pub fn set(&mut self, slot: usize, t: Option<Nanos>) {
         let t = t.unwrap_or(NEVER);
         self.due[slot] = t;
-        if self.scan {
-            return;
+        if !self.scan {
+            self.queue(slot, t);
         }
+    }
+
+    /// The heap's part of [`Self::set`]: an entry for a time earlier than the slot's queued one.
+    fn queue(&mut self, slot: usize, t: Nanos) {
         if t != NEVER && self.queued[slot].is_none_or(|q| t < q) {
             self.heap.push(Reverse(key(t, slot)));
             self.queued[slot] = Some(t);

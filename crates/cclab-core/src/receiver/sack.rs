@@ -67,10 +67,17 @@ impl Receiver {
     /// (`tcp_sack_new_ofo_skb()`'s `this_sack`): the position of the first listed block it
     /// extends or touches, else the number of blocks listed (it opens a new one).
     pub(super) fn sack_slot(&self, seq: u64) -> usize {
+        // The list's first block is the most recent one still above `rcv_nxt`: a segment that
+        // extends it (in order above a hole, the usual case) lands there without the list
+        // being built.
+        let extends = |b: &SackBlock| b.start <= seq + 1 && seq <= b.end;
+        let rcv_nxt = self.rcv_nxt;
+        if let Some(first) = self.recent.as_slice().iter().find(|b| b.start >= rcv_nxt) {
+            if extends(first) {
+                return 0;
+            }
+        }
         let (listed, n) = self.listed_blocks();
-        listed[..n]
-            .iter()
-            .position(|b| b.start <= seq + 1 && seq <= b.end)
-            .unwrap_or(n)
+        listed[..n].iter().position(extends).unwrap_or(n)
     }
 }

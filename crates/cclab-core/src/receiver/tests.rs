@@ -383,3 +383,43 @@ fn accurate_ecn_counts_every_mark_and_acks_each_change_at_once() {
     assert_eq!(ace(&a), 0);
     assert_eq!(r.ce_marks(), 3);
 }
+
+/// Where an out-of-order segment lands in the SACK block list: the shortcut for one that
+/// extends the most recent block gives what the whole list gives, over arrivals that open,
+/// extend and fill holes, old and new.
+#[test]
+fn a_segments_sack_slot_is_the_one_the_block_list_gives() {
+    let mut r = rx_clamp(None, 400 * 1000);
+    let mut x: u64 = 5;
+    let (mut first, mut later) = (0, 0);
+    for i in 0..4000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        // Mostly in order just above the highest block, sometimes into a hole or below.
+        let top = r.ooo.last().map_or(r.rcv_nxt, |b| b.end);
+        let seq = match (x >> 40) % 8 {
+            0 => r.rcv_nxt + (x >> 20) % 30,
+            1 => top + 1 + (x >> 20) % 3,
+            _ => top,
+        };
+        let (listed, n) = r.listed_blocks();
+        let want = listed[..n]
+            .iter()
+            .position(|b| b.start <= seq + 1 && seq <= b.end)
+            .unwrap_or(n);
+        assert_eq!(
+            r.sack_slot(seq),
+            want,
+            "segment {seq}, blocks {:?}",
+            &listed[..n]
+        );
+        match want {
+            0 if n > 0 => first += 1,
+            w if w > 0 && w < n => later += 1,
+            _ => {}
+        }
+        r.on_segment(i * 10_000, &seg(seq));
+    }
+    assert!(first > 1000 && later > 20, "{first} {later}");
+}

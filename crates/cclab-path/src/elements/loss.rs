@@ -101,7 +101,8 @@ impl<P: Packet> Element<P> for RandomLoss {
             return;
         }
         let n = pkt.segments() as usize;
-        if self.per_packet {
+        if self.per_packet || n == 1 {
+            // One draw decides (for a single segment, the same draw the loop below makes).
             if self.draw() {
                 self.dropped += n as u64;
             } else {
@@ -120,9 +121,6 @@ impl<P: Packet> Element<P> for RandomLoss {
             return;
         }
         self.dropped += nlost as u64;
-        if n == 1 {
-            return;
-        }
         // Part of a GSO packet is lost: the rest goes on as separate segments.
         self.split += 1;
         let mut segs = Vec::with_capacity(n);
