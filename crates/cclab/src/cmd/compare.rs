@@ -30,14 +30,7 @@ pub(crate) struct CompareArgs {
 
 /// Runs `cclab compare`.
 pub(crate) fn run(a: CompareArgs) -> Result<(), Error> {
-    let from_s = match &a.from {
-        Some(t) => Some(
-            cclab_scenario::units::parse_time(t)
-                .map_err(|e| Error::new(format!("--from {t}: {e}")))? as f64
-                / 1e9,
-        ),
-        None => None,
-    };
+    let from_s = super::from_secs(a.from.as_deref())?;
     let c = reports::compare_paths(&a.a, &a.b, from_s)?;
     if a.json {
         println!(

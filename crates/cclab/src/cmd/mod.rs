@@ -40,3 +40,13 @@ pub(crate) fn cc_list(s: Option<&str>) -> Vec<String> {
         .filter(|c| !c.is_empty())
         .collect()
 }
+
+/// `--from TIME` (the steady-state figures' start) in seconds; a bad time is one line.
+pub(crate) fn from_secs(t: Option<&str>) -> Result<Option<f64>, Error> {
+    t.map(|t| {
+        cclab_scenario::units::parse_time(t)
+            .map(|ns| ns as f64 / 1e9)
+            .map_err(|e| Error::new(format!("--from {t}: {e}")))
+    })
+    .transpose()
+}

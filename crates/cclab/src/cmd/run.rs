@@ -110,14 +110,7 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
             "--json and --markdown both choose what stdout carries: give one of them",
         ));
     }
-    let from_s = match &a.from {
-        Some(t) => Some(
-            cclab_scenario::units::parse_time(t)
-                .map_err(|e| Error::new(format!("--from {t}: {e}")))? as f64
-                / 1e9,
-        ),
-        None => None,
-    };
+    let from_s = super::from_secs(a.from.as_deref())?;
     if from_s.is_some() && a.json {
         return Err(Error::new(
             "--from adds columns to the table, which --json does not print: drop one of them (--out DIR keeps the series, 100 ms bins, for your own steady-state figures)",
