@@ -28,7 +28,7 @@ pub(super) enum Kind {
     /// `true` or `false`.
     Bool,
     /// `flows.kind`: `"bulk"` (a TCP flow, the default) or `"probe"` (a UDP echo probe).
-    FlowKind,
+    Workload,
     /// `flows.interval` of a probe: a time from 1 ms to 10 s.
     ProbeInterval,
     /// `flows.ecn`: `true` (classic ECN, RFC 3168), `false`, or `"accecn"`.
@@ -73,7 +73,7 @@ pub(super) enum Kind {
 
 impl Kind {
     pub(super) fn sweepable(self) -> bool {
-        !matches!(self, Kind::Name | Kind::Description | Kind::FlowKind)
+        !matches!(self, Kind::Name | Kind::Description | Kind::Workload)
     }
 }
 
@@ -210,7 +210,7 @@ pub(super) const FLOW_KEYS: &[(&str, Kind)] = &[
     ("rtt_extra", Kind::RttExtra),
     ("init_cwnd", Kind::InitCwnd),
     ("ecn", Kind::Ecn),
-    ("kind", Kind::FlowKind),
+    ("kind", Kind::Workload),
     ("interval", Kind::ProbeInterval),
 ];
 /// The keys a probe group (`kind = "probe"`) takes.

@@ -378,7 +378,7 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             },
             _ => wrong(&format!("a profile name ({})", HOST_PROFILES.join(", "))),
         },
-        Kind::FlowKind => match v {
+        Kind::Workload => match v {
             RawV::Str(s) if crate::model::FLOW_KINDS.contains(&s.trim()) => {
                 Ok(Val::Str(s.trim().to_string()))
             }
