@@ -870,8 +870,26 @@ impl Scenario {
                 }
                 toml::Value::Table(ft)
             })
-            .collect();
-        t.insert("flows".into(), toml::Value::Array(flows));
+            .collect::<Vec<_>>();
+        // Probes go back to their places among the groups.
+        let mut flows = flows.into_iter();
+        let mut all = Vec::new();
+        for p in &self.probes {
+            while all.len() < p.group as usize {
+                match flows.next() {
+                    Some(f) => all.push(f),
+                    None => break,
+                }
+            }
+            let mut pt = toml::Table::new();
+            pt.insert("kind".into(), PROBE_KIND.into());
+            pt.insert("interval".into(), fmt_time(p.interval_ns).into());
+            pt.insert("size".into(), toml::Value::Integer(p.size_bytes as i64));
+            pt.insert("start".into(), fmt_time(p.start_ns).into());
+            all.push(toml::Value::Table(pt));
+        }
+        all.extend(flows);
+        t.insert("flows".into(), toml::Value::Array(all));
         if let Some(r) = self.reference.as_deref().and_then(json_to_toml) {
             t.insert("reference".into(), r);
         }
