@@ -48,6 +48,12 @@ impl Backend for KernelBackend {
     }
 
     fn refuses(&self, sc: &Scenario) -> Option<String> {
+        if !sc.probes.is_empty() {
+            return Some(format!(
+                "{}: latency probes (kind = \"probe\") run on the simulator only for now; use --backend sim",
+                sc.name
+            ));
+        }
         crate::hosts_unsupported(sc)
     }
 

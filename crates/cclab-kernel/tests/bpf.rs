@@ -82,6 +82,7 @@ fn marked_path(cc: &str, secs: f64) -> Scenario {
             ecn: true,
             accecn: false,
         }],
+        probes: Vec::new(),
         reference: None,
     }
 }

@@ -69,6 +69,7 @@ fn scenario(rate: f64, rtt_ms: f64, bdp: f64, loss: f64, cc: &str, secs: f64) ->
             ecn: false,
             accecn: false,
         }],
+        probes: Vec::new(),
         reference: None,
     }
 }

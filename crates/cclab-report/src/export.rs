@@ -8,7 +8,7 @@ use std::fmt::Write;
 pub fn json(doc: &ResultsDoc) -> String {
     let mut d = doc.clone();
     for r in &mut d.runs {
-        r.series = None;
+        r.drop_series();
     }
     serde_json::to_string_pretty(&d).expect("results serialise")
 }

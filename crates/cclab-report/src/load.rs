@@ -92,6 +92,13 @@ fn load_file(file: &Path, dir: &Path) -> Result<Vec<Source>, String> {
                             Some(series_from_csv(&t).map_err(|e| format!("{}: {e}", p.display()))?);
                     }
                 }
+                let p = dir.join("series").join(format!("run-{}-probes.csv", i + 1));
+                if !r.probes.is_empty() {
+                    if let Ok(t) = std::fs::read_to_string(&p) {
+                        cclab_results::probe::read_probes_csv(&t, &mut r.probes)
+                            .map_err(|e| format!("{}: {e}", p.display()))?;
+                    }
+                }
             }
         }
         let m = meta.as_ref().filter(|m| {

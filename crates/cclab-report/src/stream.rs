@@ -58,7 +58,7 @@ fn create(path: &Path) -> Result<BufWriter<File>, String> {
 /// A run as results.json holds it: pretty, without series, indented as an item of `runs`.
 fn run_json(r: &RunResult) -> String {
     let mut r = r.clone();
-    r.series = None;
+    r.drop_series();
     let text = serde_json::to_string_pretty(&r).expect("a run serialises");
     let mut out = String::with_capacity(text.len() + 64);
     for (i, line) in text.lines().enumerate() {
@@ -143,12 +143,16 @@ impl DirWriter {
             let p = file(&format!("series/run-{k}.csv"));
             std::fs::write(&p, s.to_csv()).map_err(|e| io_err(&p, e))?;
         }
+        if let Some(csv) = cclab_results::probe::probes_csv(&r.probes) {
+            let p = file(&format!("series/run-{k}-probes.csv"));
+            std::fs::write(&p, csv).map_err(|e| io_err(&p, e))?;
+        }
         let line = serde_json::to_string(r).expect("a run serialises");
         writeln!(self.spool, "{line}").map_err(|e| io_err(&file(SPOOL), e))?;
         self.layout.observe(r);
         if !r.resolved.is_empty() && !self.points.iter().any(|p| p.params == r.params) {
             let mut p = r.clone();
-            p.series = None;
+            p.drop_series();
             self.points.push(p);
         }
         Ok(())

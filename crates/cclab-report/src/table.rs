@@ -109,6 +109,38 @@ pub(crate) fn flow_agg(g: &[&RunResult], j: usize, m: &MetricDef) -> String {
 
 /// A run's (or its link's) metric over the seeds of a group: one value, or `median
 /// [min-max]`; a count just once when the seeds agree.
+/// A line per latency probe of the runs `g` of row group `i`: what a ping beside the flows
+/// saw ("#1: probe flows.1 (64 B every 20.0 ms): RTT p50 41.2 ms p99 160 ms, lost 3/1500"),
+/// percentiles over the seeds as the other figures, lost and sent summed over them.
+fn probe_lines(i: usize, g: &[&RunResult]) -> Vec<String> {
+    let Some(first) = g.first() else {
+        return Vec::new();
+    };
+    first
+        .probes
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let all: Vec<&cclab_results::ProbeResult> =
+                g.iter().filter_map(|r| r.probes.get(k)).collect();
+            let pick = |f: fn(&cclab_results::ProbeResult) -> f64| {
+                agg(all.iter().map(|p| f(p)).collect(), units::ms)
+            };
+            format!(
+                "#{}: probe flows.{} ({} B every {}): RTT p50 {} p99 {}, lost {}/{}",
+                i + 1,
+                p.group,
+                p.size_bytes,
+                units::ms(p.interval_s * 1e3),
+                pick(|p| p.rtt_ms.p50),
+                pick(|p| p.rtt_ms.p99),
+                all.iter().map(|p| p.lost).sum::<u64>(),
+                all.iter().map(|p| p.sent).sum::<u64>()
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn run_agg(g: &[&RunResult], m: &MetricDef) -> String {
     let v: Vec<f64> = g.iter().filter_map(|r| m.of_run(r)).collect();
     if m.kind == Kind::Count && v.iter().all(|x| *x == v[0]) {
@@ -607,6 +639,7 @@ fn build(doc: &ResultsDoc, title: &str, opts: &Options) -> Built {
                 String::new()
             }
         ));
+        link_lines.extend(probe_lines(i, g));
     }
     let mut notes = Vec::new();
     let sizes: Vec<usize> = groups.iter().map(|g| g.len()).collect();

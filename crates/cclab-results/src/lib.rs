@@ -13,6 +13,7 @@ mod backend;
 mod builder;
 mod histogram;
 pub mod metrics;
+pub mod probe;
 mod series;
 pub mod testing;
 pub mod trace;
@@ -20,6 +21,7 @@ pub mod trace;
 pub use backend::{Backend, BackendError, RunContext};
 pub use builder::{FlowRecord, LinkRecord, RunRecord};
 pub use histogram::Histogram;
+pub use probe::{ProbeRecord, ProbeResult};
 pub use series::{DelayBins, FlowSeries, TimeSeries};
 
 use serde::{Deserialize, Serialize};
@@ -87,6 +89,19 @@ pub struct RunResult {
     /// the kernel lab's element mode...): with `resolved`, everything the run depended on.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub settings: Map<String, Value>,
+    /// Latency probes (`[[flows]]` groups of `kind = "probe"`), absent without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<ProbeResult>,
+}
+
+impl RunResult {
+    /// Drops the time series (the flows' and the probes'), as results.json holds none.
+    pub fn drop_series(&mut self) {
+        self.series = None;
+        for p in &mut self.probes {
+            p.series = None;
+        }
+    }
 }
 
 /// How undisturbed a kernel-backend run was. A run whose machine was busy elsewhere measured

@@ -506,6 +506,38 @@ impl Buffer {
     }
 }
 
+/// Values `flows.kind` takes: a TCP flow (the default), or a latency probe.
+pub const FLOW_KINDS: &[&str] = &["bulk", "probe"];
+/// `flows.kind` of a latency probe.
+pub const PROBE_KIND: &str = "probe";
+/// A probe's interval when not given, ns (100 ms).
+pub const DEFAULT_PROBE_INTERVAL_NS: u64 = 100_000_000;
+/// The intervals a probe accepts, ns (1 ms to 10 s).
+pub const PROBE_INTERVAL_NS: (u64, u64) = (1_000_000, 10_000_000_000);
+/// A probe's payload when not given, bytes.
+pub const DEFAULT_PROBE_BYTES: u32 = 64;
+/// The payloads a probe accepts, bytes (a datagram of at most 1428 bytes on the wire fits
+/// any link's MTU).
+pub const PROBE_BYTES: (u64, u64) = (16, 1400);
+/// Bytes of IPv4 + UDP header on a probe's datagram.
+pub const PROBE_HEADER_BYTES: u32 = 28;
+
+/// One `[[flows]]` group of `kind = "probe"`: a UDP echo probe beside the TCP flows (as
+/// irtt or flent's ping). A datagram of `size_bytes` leaves the sender side every
+/// `interval_ns` from `start_ns` on, crosses the forward path, and the receiver side echoes
+/// it back through the return path; its RTT is the echo's arrival minus its send time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeSpec {
+    /// Index of its `[[flows]]` group in the file.
+    pub group: u32,
+    /// Time between two probes, ns.
+    pub interval_ns: u64,
+    /// Payload of each datagram, bytes (UDP/IP headers come on top).
+    pub size_bytes: u32,
+    /// First probe's send time from the start of the run, ns.
+    pub start_ns: u64,
+}
+
 /// One `[[flows]]` group: `count` identical flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSpec {
@@ -576,8 +608,10 @@ pub struct Scenario {
     pub seed: u64,
     pub link: LinkSpec,
     pub hosts: HostsSpec,
-    /// Flow groups in file order (at least one).
+    /// TCP flow groups in file order (at least one); probe groups are in `probes`.
     pub flows: Vec<FlowSpec>,
+    /// Latency probes (`[[flows]]` groups of `kind = "probe"`), in file order.
+    pub probes: Vec<ProbeSpec>,
     /// The free-form `[reference]` table, as JSON (shared by the points of a matrix).
     pub reference: Option<std::sync::Arc<Value>>,
 }
@@ -836,8 +870,26 @@ impl Scenario {
                 }
                 toml::Value::Table(ft)
             })
-            .collect();
-        t.insert("flows".into(), toml::Value::Array(flows));
+            .collect::<Vec<_>>();
+        // Probes go back to their places among the groups.
+        let mut flows = flows.into_iter();
+        let mut all = Vec::new();
+        for p in &self.probes {
+            while all.len() < p.group as usize {
+                match flows.next() {
+                    Some(f) => all.push(f),
+                    None => break,
+                }
+            }
+            let mut pt = toml::Table::new();
+            pt.insert("kind".into(), PROBE_KIND.into());
+            pt.insert("interval".into(), fmt_time(p.interval_ns).into());
+            pt.insert("size".into(), toml::Value::Integer(p.size_bytes as i64));
+            pt.insert("start".into(), fmt_time(p.start_ns).into());
+            all.push(toml::Value::Table(pt));
+        }
+        all.extend(flows);
+        t.insert("flows".into(), toml::Value::Array(all));
         if let Some(r) = self.reference.as_deref().and_then(json_to_toml) {
             t.insert("reference".into(), r);
         }

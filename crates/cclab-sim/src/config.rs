@@ -28,6 +28,17 @@ pub struct SimFlow {
     pub accecn: bool,
 }
 
+/// One latency probe group (`[[flows]]` of `kind = "probe"`; see [`crate::probe`]).
+#[derive(Clone, Debug)]
+pub struct SimProbe {
+    /// `[[flows]]` group index, reported in results.
+    pub group: u32,
+    pub start_ns: Nanos,
+    pub interval_ns: Nanos,
+    /// Payload bytes of each datagram (UDP/IP headers come on top).
+    pub size_bytes: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct SimConfig {
     /// The path, as the scenario's `[link]` describes it (`cclab_path` builds it).
@@ -37,6 +48,8 @@ pub struct SimConfig {
     /// Payload bytes per segment.
     pub mss: u32,
     pub flows: Vec<SimFlow>,
+    /// Latency probes beside the flows.
+    pub probes: Vec<SimProbe>,
     /// Run length; `None` = until every (sized) flow completes, capped at `max_duration_ns`.
     pub duration_ns: Option<Nanos>,
     pub max_duration_ns: Nanos,
@@ -118,6 +131,7 @@ impl SimConfig {
                 ecn: false,
                 accecn: false,
             }],
+            probes: Vec::new(),
             duration_ns: Some(duration_ns),
             max_duration_ns: 300 * 1_000_000_000,
             seed: 1,

@@ -13,6 +13,7 @@
 //! | flow `SND`        | the sender's timer (RTO, loss probe, RACK, pacing release)          |
 //! | flow `RCV`        | the receiver's timer (delayed ACK)                                 |
 //! | flow `START`      | the flow starts                                                    |
+//! | probe `SEND`      | a latency probe sends its next datagram ([`crate::probe`])        |
 //!
 //! Packets that leave the path are handed to their endpoint at once when its host is awake,
 //! so a data packet costs about two events (leaving the bottleneck, then the delay) and an
@@ -21,6 +22,7 @@
 use crate::config::SimConfig;
 use crate::hosts::{Host, HostCpus};
 use crate::monitor::{AckStats, IntervalStats, Monitor};
+use crate::probe::ProbeFlow;
 use crate::timers::Timers;
 use cclab_core::cc::external::Action;
 use cclab_core::packet::{Ack, Ecn, Segment};
@@ -35,17 +37,24 @@ use cclab_results::{
 };
 use serde_json::{json, Map, Value};
 
-/// A data segment on the path. (Its fields are kept small: every element moves it, and the
-/// delay holds a round trip's worth of them.)
+/// A data segment on the path, or a latency probe's datagram (`probe`: then `flow` counts
+/// on from the last flow, `seg.seq` is the probe's number and `seg.len` its payload). (Its
+/// fields are kept small: every element moves it, and the delay holds a round trip's worth
+/// of them.)
 struct DataPkt {
     flow: u32,
     class: u32,
     seg: Segment,
+    probe: bool,
 }
 
 impl Packet for DataPkt {
     fn wire_len(&self) -> u32 {
-        self.seg.wire_len()
+        if self.probe {
+            self.seg.len + PROBE_HEADER_BYTES
+        } else {
+            self.seg.wire_len()
+        }
     }
     fn class(&self) -> usize {
         self.class as usize
@@ -76,16 +85,21 @@ impl Packet for DataPkt {
     }
 }
 
-/// An ACK on the path.
+/// An ACK on the path, or a probe's echo (`echo`: the probe group, the probe's number and
+/// its payload; `ack` is then unused).
 struct AckPkt {
     flow: u32,
     class: u32,
     ack: Ack,
+    echo: Option<(usize, u64, u32)>,
 }
 
 impl Packet for AckPkt {
     fn wire_len(&self) -> u32 {
-        self.ack.wire_len()
+        match self.echo {
+            Some((_, _, len)) => len + PROBE_HEADER_BYTES,
+            None => self.ack.wire_len(),
+        }
     }
     fn class(&self) -> usize {
         self.class as usize
@@ -113,6 +127,9 @@ struct Flow {
     ack_log: Option<Vec<AckStats>>,
 }
 
+/// Bytes of IPv4 + UDP header on a probe's datagram.
+const PROBE_HEADER_BYTES: u32 = cclab_scenario::PROBE_HEADER_BYTES;
+
 // Component slots: per-flow slots follow the global ones.
 const SLOT_DATA: usize = 0;
 const SLOT_ACKS: usize = 1;
@@ -131,6 +148,10 @@ pub struct Simulation {
     now: Nanos,
     end: Nanos,
     flows: Vec<Flow>,
+    /// Latency probes; their send slots follow the flows' slots.
+    probes: Vec<ProbeFlow>,
+    /// The probes' delay class: the path's own RTT.
+    probe_class: u32,
     data: Chain<DataPkt>,
     acks: Chain<AckPkt>,
     /// Position of the bottleneck in the data chain.
@@ -207,7 +228,7 @@ fn left_element(
     if let Some(Some(q)) = queues.get_mut(j) {
         q.record(d);
     }
-    if j == bottleneck {
+    if j == bottleneck && !d.pkt.probe {
         flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
     }
 }
@@ -229,6 +250,11 @@ impl Simulation {
                 extras.push(f.rtt_extra_ns);
             }
         }
+        // Probes take the path's own RTT.
+        if !cfg.probes.is_empty() && !extras.contains(&0) {
+            extras.push(0);
+        }
+        let probe_class = extras.iter().position(|&e| e == 0).unwrap_or(0) as u32;
         let path = PathDesc {
             link: cfg.link.clone(),
             buffer_bytes: cfg.buffer_bytes,
@@ -305,7 +331,8 @@ impl Simulation {
             })
             .collect();
         let end = cfg.duration_ns.unwrap_or(cfg.max_duration_ns);
-        let n_slots = GLOBAL_SLOTS + PER_FLOW * flows.len();
+        let n_slots = GLOBAL_SLOTS + PER_FLOW * flows.len() + cfg.probes.len();
+        let probes: Vec<ProbeFlow> = cfg.probes.iter().cloned().map(ProbeFlow::new).collect();
         let data = path.data_chain();
         let bottleneck = data.position(BOTTLENECK).unwrap_or(0);
         let mut queue_stats: Vec<Option<QueueStats>> =
@@ -340,11 +367,17 @@ impl Simulation {
             watching: false,
             acks_waiting: false,
             flows,
+            probes,
+            probe_class,
             cfg,
         };
         for i in 0..sim.flows.len() {
             let t = sim.flows[i].start_ns;
             sim.schedule(Self::slot(i, START), Some(t));
+        }
+        for p in 0..sim.probes.len() {
+            let t = sim.probes[p].first_send();
+            sim.schedule(sim.probe_slot(p), Some(t));
         }
         if sim.cfg.series_interval_ns > 0 {
             sim.schedule(SLOT_TICK, Some(sim.cfg.series_interval_ns));
@@ -354,6 +387,11 @@ impl Simulation {
 
     fn slot(flow: usize, what: usize) -> usize {
         GLOBAL_SLOTS + flow * PER_FLOW + what
+    }
+
+    /// The send slot of probe group `p`.
+    fn probe_slot(&self, p: usize) -> usize {
+        GLOBAL_SLOTS + self.flows.len() * PER_FLOW + p
     }
 
     /// Set a component's pending event time (None = nothing pending).
@@ -584,6 +622,7 @@ impl Simulation {
                 let next = now + self.cfg.series_interval_ns;
                 self.schedule(SLOT_TICK, Some(next));
             }
+            _ if slot >= self.probe_slot(0) => self.send_probe(slot - self.probe_slot(0)),
             _ => {
                 let f = (slot - GLOBAL_SLOTS) / PER_FLOW;
                 match (slot - GLOBAL_SLOTS) % PER_FLOW {
@@ -696,6 +735,10 @@ impl Simulation {
         let now = self.now;
         self.acks.pump(now, &mut |_, _| {});
         while let Some((t, p)) = self.acks.pop_output() {
+            if let Some((g, seq, _)) = p.echo {
+                self.probes[g].echoed(seq, t);
+                continue;
+            }
             let f = p.flow as usize;
             let extra = match self.cfg.host_latency {
                 Some(l) => l.sample(&mut self.host_rng),
@@ -761,6 +804,7 @@ impl Simulation {
             flow: f as u32,
             class: self.flows[f].class,
             ack,
+            echo: None,
         };
         self.acks.enqueue(now, pkt, &mut |_, _| {});
         let next = self.acks.next_output().map(|t| t.max(now));
@@ -785,6 +829,7 @@ impl Simulation {
                 flow: f as u32,
                 class,
                 seg,
+                probe: false,
             });
             if !end {
                 continue;
@@ -824,11 +869,59 @@ impl Simulation {
         self.deliver_outputs();
     }
 
-    /// Segments that left the path reach their receivers.
+    /// Segments that left the path reach their receivers; probes are echoed at once.
     fn deliver_outputs(&mut self) {
         while let Some((_, p)) = self.data.pop_output() {
-            self.deliver(p.flow as usize, p.seg);
+            if p.probe {
+                self.echo_probe(p);
+            } else {
+                self.deliver(p.flow as usize, p.seg);
+            }
         }
+    }
+
+    /// Probe group `p` sends its next datagram into the data path now.
+    fn send_probe(&mut self, p: usize) {
+        let now = self.now;
+        let (seq, next) = self.probes[p].send(now);
+        let pkt = DataPkt {
+            flow: (self.flows.len() + p) as u32,
+            class: self.probe_class,
+            seg: Segment {
+                seq,
+                len: self.probes[p].spec.size_bytes,
+                retrans: false,
+                sent_ns: now,
+                burst_end: true,
+                tsecr: 0,
+                ecn: Ecn::NotEct,
+                cwr: false,
+                psh: true,
+            },
+            probe: true,
+        };
+        let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
+        self.data
+            .enqueue(now, pkt, &mut |j, d| left_element(q, flows, b, j, d));
+        self.deliver_outputs();
+        let next_out = self.data.next_output().map(|t| t.max(now));
+        self.schedule(SLOT_DATA, next_out);
+        self.schedule(self.probe_slot(p), Some(next));
+    }
+
+    /// A probe reached the receiving side: its echo goes back through the ACK path now.
+    fn echo_probe(&mut self, p: DataPkt) {
+        let now = self.now;
+        let group = p.flow as usize - self.flows.len();
+        let pkt = AckPkt {
+            flow: p.flow,
+            class: p.class,
+            ack: Ack::default(),
+            echo: Some((group, p.seg.seq, p.seg.len)),
+        };
+        self.acks.enqueue(now, pkt, &mut |_, _| {});
+        let next = self.acks.next_output().map(|t| t.max(now));
+        self.schedule(SLOT_ACKS, next);
     }
 
     fn sample(&mut self) {
@@ -975,6 +1068,7 @@ impl Simulation {
         }
         .build();
         r.settings = settings;
+        r.probes = self.probes.iter().map(|p| p.record().build()).collect();
         r
     }
 }

@@ -32,12 +32,13 @@ mod config;
 mod engine;
 mod hosts;
 mod monitor;
+mod probe;
 mod scenario;
 mod step;
 mod timers;
 
 pub use backend::SimBackend;
-pub use config::{SimConfig, SimFlow};
+pub use config::{SimConfig, SimFlow, SimProbe};
 pub use engine::{run, Simulation};
 pub use hosts::{HostLatency, HostWake};
 pub use monitor::{AckStats, IntervalStats};

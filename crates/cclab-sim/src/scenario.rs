@@ -1,6 +1,6 @@
 //! Scenario (the format every backend reads) -> simulator configuration.
 
-use crate::config::{SimConfig, SimFlow};
+use crate::config::{SimConfig, SimFlow, SimProbe};
 use cclab_results::RunResult;
 use cclab_scenario::Scenario;
 use std::fmt;
@@ -54,6 +54,16 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
         buffer_bytes: sc.link.buffer_bytes(),
         mss: sc.link.mss,
         flows,
+        probes: sc
+            .probes
+            .iter()
+            .map(|p| SimProbe {
+                group: p.group,
+                start_ns: p.start_ns,
+                interval_ns: p.interval_ns,
+                size_bytes: p.size_bytes,
+            })
+            .collect(),
         duration_ns: sc.duration_ns,
         max_duration_ns: sc.run_limit_ns(),
         seed: sc.seed,

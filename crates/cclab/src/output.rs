@@ -62,6 +62,9 @@ pub fn write_docs(
             if let Some(s) = &r.series {
                 write_file(&sdir.join(format!("run-{}.csv", i + 1)), s.to_csv())?;
             }
+            if let Some(csv) = cclab_results::probe::probes_csv(&r.probes) {
+                write_file(&sdir.join(format!("run-{}-probes.csv", i + 1)), csv)?;
+            }
         }
     }
     reports::write_report(&bases, &dir.join("report.html"), &html::Options::default())?;

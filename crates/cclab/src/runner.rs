@@ -634,7 +634,7 @@ impl Delivery<'_> {
                 return false;
             }
             if !self.keep_series {
-                r.series = None;
+                r.drop_series();
             }
             self.next += 1;
         }

@@ -98,6 +98,7 @@ fn main() {
                     ecn: false,
                     accecn: false,
                 }],
+                probes: Vec::new(),
                 reference: None,
             });
             let opts = KernelOptions {

@@ -270,8 +270,13 @@ impl ScenarioFile {
             }
         }
         let mut flows = Vec::new();
+        let mut probes = Vec::new();
         for i in 0..self.flow_groups() {
             let sf = Section::Flow(i);
+            if self.is_probe(i) {
+                probes.push(self.probe(ctx, i, pick, duration_ns)?);
+                continue;
+            }
             let start = get(sf, "start")?;
             let start_node = start.as_ref().map(|(_, n)| (*n).clone());
             let cc_node = get(sf, "cc")?;
@@ -351,7 +356,56 @@ impl ScenarioFile {
             link,
             hosts,
             flows,
+            probes,
             reference,
+        })
+    }
+
+    /// The probe of `[[flows]]` group `i` (`kind = "probe"`) at a matrix point: its payload
+    /// within [`PROBE_BYTES`], its start before the run's end.
+    fn probe<'a>(
+        &'a self,
+        ctx: &Ctx<'_>,
+        i: usize,
+        pick: &dyn Fn(Section, &str) -> Option<&'a Node>,
+        duration_ns: Option<u64>,
+    ) -> Result<ProbeSpec, ScenarioError> {
+        let sf = Section::Flow(i);
+        let get = |section: Section, key: &str| self.value_at(ctx, pick, section, key);
+        let num = |v: Option<(Val, &Node)>| match v {
+            Some((Val::Ns(x) | Val::Bytes(x) | Val::Int(x), n)) => Some((x, n.clone())),
+            _ => None,
+        };
+        let size = num(get(sf, "size")?);
+        let (lo, hi) = PROBE_BYTES;
+        if let Some((b, node)) = size.as_ref().filter(|(b, _)| *b < lo || *b > hi) {
+            return Err(ctx.err(ErrorKind::BadValue, &node.loc, Some(format!("flows.{i}.size")), Some(&node.v), format!("a probe's size is its payload: {b} bytes is out of range; use {lo} to {hi} bytes (e.g. size = 64)")));
+        }
+        let start = num(get(sf, "start")?);
+        let start_ns = start.as_ref().map_or(0, |(x, _)| *x);
+        let limit = duration_ns.unwrap_or(SIZED_RUN_CAP_NS);
+        if start_ns >= limit {
+            let (loc, v) = match &start {
+                Some((_, n)) => (n.loc.clone(), Some(&n.v)),
+                None => (self.section_loc(sf), None),
+            };
+            return Err(ctx.err(
+                ErrorKind::Inconsistent,
+                &loc,
+                Some(format!("flows.{i}.start")),
+                v,
+                format!(
+                    "the probe starts at {} but the run ends at {}; start must be earlier",
+                    units::fmt_time(start_ns),
+                    units::fmt_time(limit)
+                ),
+            ));
+        }
+        Ok(ProbeSpec {
+            group: i as u32,
+            interval_ns: num(get(sf, "interval")?).map_or(DEFAULT_PROBE_INTERVAL_NS, |(x, _)| x),
+            size_bytes: size.map_or(DEFAULT_PROBE_BYTES, |(b, _)| b as u32),
+            start_ns,
         })
     }
 

@@ -145,9 +145,18 @@ impl ScenarioFile {
             };
             check_table(&ctx, Section::Flow(i), t, &g.loc, errs);
         }
-        // A bulk flow runs for the whole run, so the run needs a length.
+        // Probes measure beside TCP flows: at least one group must be one.
+        let is_probe = |g: &Node| matches!(&g.v, RawV::Table(t) if super::is_probe_table(t));
+        if groups.iter().all(is_probe) {
+            errs.push(ctx.err(ErrorKind::Inconsistent, &flows.node.loc, Some("flows".into()), None, "every [[flows]] group is a probe: add a TCP flow group (e.g. cc = \"cubic\") for the probes to measure beside"));
+        }
+        // A bulk flow, like a probe, runs for the whole run, so the run needs a length.
         if self.root.get("duration").is_none() {
             for (i, g) in groups.iter().enumerate() {
+                if is_probe(g) {
+                    errs.push(ctx.err(ErrorKind::Inconsistent, &g.loc, Some(format!("flows.{i}")), None, "a probe runs until the run ends, so the scenario needs a duration (add e.g. duration = \"10s\" at the top)"));
+                    break;
+                }
                 if let RawV::Table(t) = &g.v {
                     if t.get("size").is_none() {
                         errs.push(ctx.err(ErrorKind::Inconsistent, &g.loc, Some(format!("flows.{i}")), None, "this flow group has no size, so it is bulk and the scenario needs a duration (add e.g. duration = \"10s\" at the top, or give the flows a size)"));
@@ -215,7 +224,13 @@ fn check_table(ctx: &Ctx<'_>, section: Section, t: &Table, table_loc: &Loc, errs
         Section::LinkSub(_) => "link.bucket.",
         _ => "flows.",
     };
+    let probe = matches!(section, Section::Flow(_)) && super::is_probe_table(t);
     for e in &t.entries {
+        if let Some(m) = probe_key_error(section, probe, &e.key, ctx.cat) {
+            let q = Some(qualified(section, &e.key));
+            errs.push(ctx.err(ErrorKind::Inconsistent, &e.key_loc, q, None, m));
+            continue;
+        }
         if let (Section::Flow(i), CC_PARAMS) = (section, e.key.as_str()) {
             check_cc_params(ctx, i, t, e, errs);
             continue;
@@ -241,6 +256,7 @@ fn check_table(ctx: &Ctx<'_>, section: Section, t: &Table, table_loc: &Loc, errs
         // A trace gives the rate.
         Section::Link if t.get("trace").is_some() => &[("rtt", "rtt = \"20ms\"")],
         Section::Link => &[("rate", "rate = \"100mbit\""), ("rtt", "rtt = \"20ms\"")],
+        Section::Flow(_) if probe => &[],
         Section::Flow(_) => &[("cc", "cc = \"cubic\"")],
         Section::LinkSub(Sub::Aqm) => &[("kind", "kind = \"codel\"")],
         Section::LinkSub(_) => &[("rate", "rate = \"10mbit\"")],
@@ -270,6 +286,22 @@ fn check_table(ctx: &Ctx<'_>, section: Section, t: &Table, table_loc: &Loc, errs
     // Its parameters against its discipline, once the table itself is sound.
     if section == Section::LinkSub(Sub::Aqm) && errs.len() == before {
         errs.take(check_aqm_params(ctx, t));
+    }
+}
+
+/// Why `key` does not belong in a `[[flows]]` group of this kind: a probe takes only
+/// [`PROBE_KEYS`], and `interval` is a probe's alone.
+fn probe_key_error(section: Section, probe: bool, key: &str, cat: &CcCatalog) -> Option<String> {
+    let Section::Flow(_) = section else {
+        return None;
+    };
+    let known = key == CC_PARAMS || key_kind(section, key, cat).is_some();
+    if probe && known && !PROBE_KEYS.contains(&key) {
+        Some(format!("a probe (kind = \"probe\") is a UDP echo and takes only {}; remove {key} from this group", PROBE_KEYS.join(", ")))
+    } else if !probe && key == "interval" {
+        Some("interval is a probe's: add kind = \"probe\" to this group, or remove interval".into())
+    } else {
+        None
     }
 }
 

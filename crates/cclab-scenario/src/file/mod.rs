@@ -194,6 +194,11 @@ impl ScenarioFile {
         }
     }
 
+    /// Whether `[[flows]]` group `i` is a latency probe (`kind = "probe"`).
+    fn is_probe(&self, i: usize) -> bool {
+        self.flow(i).is_some_and(is_probe_table)
+    }
+
     fn section(&self, s: Section) -> Option<&Table> {
         match s {
             Section::Top => Some(&self.root),
@@ -231,6 +236,11 @@ impl ScenarioFile {
             }
         }
     }
+}
+
+/// Whether a `[[flows]]` table is a latency probe's (`kind = "probe"`).
+fn is_probe_table(t: &Table) -> bool {
+    matches!(t.get("kind").map(|e| &e.node.v), Some(RawV::Str(s)) if s.trim() == crate::model::PROBE_KIND)
 }
 
 /// The table `key` of `t`, if it is one.

@@ -144,9 +144,14 @@ impl ScenarioFile {
                 (vec![Section::LinkSub(sub)], k)
             }
             ["hosts", k] if known(Section::Hosts, k) => (vec![Section::Hosts], k),
-            ["flows", k] if known(Section::Flow(0), k) => {
-                ((0..groups).map(Section::Flow).collect(), k)
-            }
+            // A key a probe does not take is set in the TCP groups only.
+            ["flows", k] if known(Section::Flow(0), k) => (
+                (0..groups)
+                    .filter(|&i| !self.is_probe(i) || PROBE_KEYS.contains(k))
+                    .map(Section::Flow)
+                    .collect(),
+                k,
+            ),
             ["flows", CC_PARAMS, k] if known(Section::CcParams(0), k) => {
                 // Every group one of whose controllers has the parameter.
                 let with: Vec<Section> = (0..groups)

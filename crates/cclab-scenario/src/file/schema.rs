@@ -27,6 +27,10 @@ pub(super) enum Kind {
     InitCwnd,
     /// `true` or `false`.
     Bool,
+    /// `flows.kind`: `"bulk"` (a TCP flow, the default) or `"probe"` (a UDP echo probe).
+    Workload,
+    /// `flows.interval` of a probe: a time from 1 ms to 10 s.
+    ProbeInterval,
     /// `flows.ecn`: `true` (classic ECN, RFC 3168), `false`, or `"accecn"`.
     Ecn,
     /// `CONFIG_HZ`: one of [`HZ_VALUES`].
@@ -69,7 +73,7 @@ pub(super) enum Kind {
 
 impl Kind {
     pub(super) fn sweepable(self) -> bool {
-        !matches!(self, Kind::Name | Kind::Description)
+        !matches!(self, Kind::Name | Kind::Description | Kind::Workload)
     }
 }
 
@@ -206,7 +210,11 @@ pub(super) const FLOW_KEYS: &[(&str, Kind)] = &[
     ("rtt_extra", Kind::RttExtra),
     ("init_cwnd", Kind::InitCwnd),
     ("ecn", Kind::Ecn),
+    ("kind", Kind::Workload),
+    ("interval", Kind::ProbeInterval),
 ];
+/// The keys a probe group (`kind = "probe"`) takes.
+pub(super) const PROBE_KEYS: &[&str] = &["kind", "interval", "size", "start"];
 /// The key of a flow group's controller parameters (a table, checked against the catalog).
 pub(super) const CC_PARAMS: &str = "cc_params";
 

@@ -378,6 +378,30 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             },
             _ => wrong(&format!("a profile name ({})", HOST_PROFILES.join(", "))),
         },
+        Kind::Workload => match v {
+            RawV::Str(s) if crate::model::FLOW_KINDS.contains(&s.trim()) => {
+                Ok(Val::Str(s.trim().to_string()))
+            }
+            RawV::Str(s) => Err((
+                BadValue,
+                format!("unknown flow kind \"{s}\"; use \"bulk\" (a TCP flow, the default) or \"probe\" (a UDP echo probe)"),
+            )),
+            _ => wrong("\"bulk\" or \"probe\""),
+        },
+        Kind::ProbeInterval => {
+            let ns = time_val(v, true, "interval")?;
+            let (lo, hi) = crate::model::PROBE_INTERVAL_NS;
+            if ns < lo || ns > hi {
+                return Err((
+                    BadValue,
+                    format!(
+                        "a probe interval of {} is out of range; use 1ms to 10s",
+                        units::fmt_time(ns)
+                    ),
+                ));
+            }
+            Ok(Val::Ns(ns))
+        }
         Kind::RtoMin => {
             let ns = time_val(v, true, "rto_min")?;
             cclab_core::host::check_rto_min(ns).map_err(|m| (BadValue, m))?;

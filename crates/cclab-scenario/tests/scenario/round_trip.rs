@@ -58,6 +58,7 @@ fn realistic_file_round_trip() {
                 accecn: false,
             },
         ],
+        probes: Vec::new(),
         reference: Some(std::sync::Arc::new(json!({
             "source": "Hock et al., ICNP 2017, fig. 3",
             "bbr_share": 0.85,
