@@ -135,7 +135,10 @@ fn probe_lines(i: usize, g: &[&RunResult]) -> Vec<String> {
                 pick(|p| p.rtt_ms.p50),
                 pick(|p| p.rtt_ms.p99),
                 all.iter().map(|p| p.lost).sum::<u64>(),
-                all.iter().map(|p| p.sent).sum::<u64>()
+                // Of the probes that could be answered: not those in flight at the end.
+                all.iter()
+                    .map(|p| p.sent - p.unanswered_at_end)
+                    .sum::<u64>()
             )
         })
         .collect()

@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How long an echo may take before its probe counts as lost, ns. A probe sent later than
-/// this before the run's end and not echoed by then counts as lost too (irtt's rule).
+/// How long an echo may take before its probe counts as lost, ns. A probe sent less than
+/// this before the run's end and not echoed by then is neither echoed nor lost: it was still
+/// in flight (`unanswered_at_end`).
 pub const PROBE_LOST_AFTER_NS: u64 = 1_000_000_000;
 
 /// One probe group's record.
@@ -19,8 +20,12 @@ pub struct ProbeResult {
     pub start_s: f64,
     /// Probes sent.
     pub sent: u64,
-    /// Probes whose echo did not come back within [`PROBE_LOST_AFTER_NS`] (or by the end).
+    /// Probes whose echo did not come back within [`PROBE_LOST_AFTER_NS`].
     pub lost: u64,
+    /// Probes sent less than [`PROBE_LOST_AFTER_NS`] before the run's end whose echo had not
+    /// come back by then: in flight, neither echoed nor lost.
+    #[serde(default)]
+    pub unanswered_at_end: u64,
     /// RTT of the echoed probes (each probe weighs the same), ms; zeros when none came back.
     pub rtt_ms: ProbePercentiles,
     /// Each echoed probe's send time and RTT; omitted from results.json (the CLI writes
@@ -55,6 +60,9 @@ pub struct ProbeRecord {
     pub start_ns: u64,
     /// Every probe sent: its send time, and its RTT if its echo came back (at any time).
     pub probes: Vec<(u64, Option<u64>)>,
+    /// The run's end, ns: a probe sent within [`PROBE_LOST_AFTER_NS`] of it without an echo
+    /// was still in flight.
+    pub end_ns: u64,
 }
 
 impl ProbeRecord {
@@ -76,13 +84,19 @@ impl ProbeRecord {
             sorted.get(i).copied().unwrap_or(0.0)
         };
         let sent = self.probes.len() as u64;
+        let in_flight = self
+            .probes
+            .iter()
+            .filter(|(t, rtt)| rtt.is_none() && t.saturating_add(PROBE_LOST_AFTER_NS) > self.end_ns)
+            .count() as u64;
         ProbeResult {
             group: self.group,
             interval_s: self.interval_ns as f64 / 1e9,
             size_bytes: self.size_bytes,
             start_s: self.start_ns as f64 / 1e9,
             sent,
-            lost: sent - series.t_s.len() as u64,
+            lost: sent - series.t_s.len() as u64 - in_flight,
+            unanswered_at_end: in_flight,
             rtt_ms: ProbePercentiles {
                 p50: rank(0.5),
                 p90: rank(0.9),
@@ -160,15 +174,18 @@ mod tests {
             (1..=100).map(|i| (i * 10 * ms, Some(i * ms))).collect();
         probes.push((2000 * ms, None));
         probes.push((2010 * ms, Some(1500 * ms)));
+        // Sent 0.5 s before the end, no echo yet: in flight, not lost.
+        probes.push((3000 * ms, None));
         let r = ProbeRecord {
             group: 1,
             interval_ns: 10 * ms,
             size_bytes: 64,
             start_ns: 0,
             probes,
+            end_ns: 3500 * ms,
         }
         .build();
-        assert_eq!((r.sent, r.lost), (102, 2));
+        assert_eq!((r.sent, r.lost, r.unanswered_at_end), (103, 2, 1));
         assert_eq!(r.rtt_ms.p50, 50.0);
         assert_eq!(r.rtt_ms.p90, 90.0);
         assert_eq!(r.rtt_ms.p99, 99.0);

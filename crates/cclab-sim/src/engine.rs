@@ -1068,7 +1068,11 @@ impl Simulation {
         }
         .build();
         r.settings = settings;
-        r.probes = self.probes.iter().map(|p| p.record().build()).collect();
+        r.probes = self
+            .probes
+            .iter()
+            .map(|p| p.record(self.end).build())
+            .collect();
         r
     }
 }

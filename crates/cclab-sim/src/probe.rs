@@ -39,8 +39,10 @@ impl ProbeFlow {
         }
     }
 
-    pub fn record(&self) -> ProbeRecord {
+    /// What it measured, in a run that ended at `end_ns`.
+    pub fn record(&self, end_ns: Nanos) -> ProbeRecord {
         ProbeRecord {
+            end_ns,
             group: self.spec.group,
             interval_ns: self.spec.interval_ns,
             size_bytes: self.spec.size_bytes,

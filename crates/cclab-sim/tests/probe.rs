@@ -19,8 +19,8 @@ fn on_an_idle_path_a_probe_sees_the_base_rtt_plus_its_serialisation() {
     cfg.probes = vec![probe(100)];
     let r = run(&cfg);
     let p = &r.probes[0];
-    // (The 21st goes at the run's very end: no echo can come back, so it counts as lost.)
-    assert_eq!((p.sent, p.lost), (21, 1), "{p:?}");
+    // (The 21st goes at the run's very end: no echo can come back; in flight, not lost.)
+    assert_eq!((p.sent, p.lost, p.unanswered_at_end), (21, 0, 1), "{p:?}");
     // 92 bytes on the wire at 50 Mbit/s: 14.72 us at the bottleneck.
     let ser_ms = 92.0 * 8.0 / 50e6 * 1e3;
     for v in [p.rtt_ms.p50, p.rtt_ms.max] {
