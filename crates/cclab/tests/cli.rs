@@ -980,3 +980,40 @@ fn from_adds_steady_state_columns() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("--from 10") && e.contains("unit"), "{e}");
 }
+
+/// A latency probe's RTT is drawn on its run's RTT chart beside the flows' srtt, and its
+/// line is in the table.
+#[test]
+fn a_probe_is_on_the_rtt_chart_and_in_the_table() {
+    let d = tmpdir("probe");
+    let f = d.join("p.toml");
+    std::fs::write(
+        &f,
+        "name = \"p\"\nduration = \"2s\"\n[link]\nrate = \"20mbit\"\nrtt = \"30ms\"\nbuffer = \"4bdp\"\n\
+         [[flows]]\ncc = \"cubic\"\n[[flows]]\nkind = \"probe\"\ninterval = \"50ms\"\n",
+    )
+    .unwrap();
+    let out = cclab()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("o"))
+        .arg(&f)
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        t.contains("#1: probe flows.1 (64 B every 50.0 ms): RTT p50 "),
+        "{t}"
+    );
+    let page = std::fs::read_to_string(d.join("o/report.html")).unwrap();
+    assert!(
+        page.contains("latency probe&#39;s RTT (dotted)")
+            || page.contains("latency probe's RTT (dotted)")
+    );
+    assert!(page.contains("probe flows.1 (every 50.0 ms)"));
+    assert!(d.join("o/series/run-1-probes.csv").exists());
+}

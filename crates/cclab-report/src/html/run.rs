@@ -169,12 +169,48 @@ pub(crate) fn run_charts<'a>(
             .push(("inflight".into(), NEUTRAL.into(), Marker::None, plot::DASH));
         charts.push(("cwnd", cw));
     }
-    charts.push((
-        "rtt",
-        per_flow(&format!("{t}smoothed RTT (srtt)"), "srtt", Unit::Ms, &|f| {
-            &f.srtt_ms
-        }),
-    ));
+    // The flows' smoothed RTT; with latency probes (`kind = "probe"`), each probe's RTT on
+    // the same axis: what a ping beside the bulk flows saw.
+    let probes: Vec<&cclab_results::ProbeResult> = if overlay {
+        Vec::new()
+    } else {
+        first
+            .run
+            .probes
+            .iter()
+            .filter(|p| p.series.is_some())
+            .collect()
+    };
+    let mut rtt = per_flow(
+        &format!(
+            "{t}smoothed RTT (srtt){}",
+            if probes.is_empty() {
+                ""
+            } else {
+                " and each latency probe's RTT (dotted)"
+            }
+        ),
+        "RTT",
+        Unit::Ms,
+        &|f| &f.srtt_ms,
+    );
+    for p in probes {
+        let s = p.series.as_ref().expect("filtered");
+        let mut l = TsLine::new(
+            &format!(
+                "probe flows.{} (every {})",
+                p.group,
+                units::ms(p.interval_s * 1e3)
+            ),
+            NEUTRAL,
+            &s.t_s,
+            s.rtt_ms.clone(),
+        );
+        l.dash = plot::DOT;
+        l.width = 1.0;
+        rtt.lines.push(l);
+    }
+    charts.push(("rtt", rtt));
     // The link's charts, of the runs whose link is known: a real path's queue and rate are
     // unknown, not zero.
     let with: Vec<(&RunRef, &cclab_results::TimeSeries)> =
