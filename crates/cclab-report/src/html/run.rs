@@ -190,7 +190,7 @@ pub(crate) fn run_charts<'a>(
                 " and each latency probe's RTT (dotted)"
             }
         ),
-        "RTT",
+        if probes.is_empty() { "srtt" } else { "RTT" },
         Unit::Ms,
         &|f| &f.srtt_ms,
     );
