@@ -48,13 +48,7 @@ impl Backend for KernelBackend {
     }
 
     fn refuses(&self, sc: &Scenario) -> Option<String> {
-        if !sc.probes.is_empty() {
-            return Some(format!(
-                "{}: latency probes (kind = \"probe\") run on the simulator only for now; use --backend sim",
-                sc.name
-            ));
-        }
-        crate::hosts_unsupported(sc)
+        crate::scenario_unsupported(sc)
     }
 
     fn run(&self, sc: &Scenario, ctx: &RunContext) -> Result<RunResult, BackendError> {

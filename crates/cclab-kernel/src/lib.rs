@@ -218,11 +218,18 @@ pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
     ccs.iter().find_map(|cc| controllers::unavailable(cc))
 }
 
-/// Why the kernel lab cannot give scenario `sc`'s hosts what it asks, if it cannot:
+/// Why the kernel lab cannot run scenario `sc` as written, if it cannot:
 /// `hosts.probe_start` is an accelerated sender's module that Linux's TCP does not have, and
 /// `flows.ecn = "accecn"` for a controller that does not negotiate AccECN itself needs
-/// `net.ipv4.tcp_ecn = 3`, which 6.18 refuses (its `tcp_ecn_mode_max` is 2).
-pub fn hosts_unsupported(sc: &Scenario) -> Option<String> {
+/// `net.ipv4.tcp_ecn = 3`, which 6.18 refuses (its `tcp_ecn_mode_max` is 2), and latency
+/// probes are the simulator's only for now.
+pub fn scenario_unsupported(sc: &Scenario) -> Option<String> {
+    if !sc.probes.is_empty() {
+        return Some(format!(
+            "{}: latency probes (kind = \"probe\") run on the simulator only for now; use --backend sim",
+            sc.name
+        ));
+    }
     if sc.hosts.tcp.probe_start {
         return Some(format!(
             "{}: hosts.probe_start is an accelerated sender's module that Linux's TCP does not \
@@ -386,7 +393,7 @@ pub fn run_scenario_detailed(
             addr::MAX_FLOWS
         )));
     }
-    if let Some(why) = hosts_unsupported(sc) {
+    if let Some(why) = scenario_unsupported(sc) {
         return Err(KernelError::Unsupported(why));
     }
     if sc.flows.len() > addr::MAX_GROUPS {
@@ -707,11 +714,11 @@ mod tests {
                 .remove(0)
                 .scenario
         };
-        let why = hosts_unsupported(&sc("cubic")).expect("refused");
+        let why = scenario_unsupported(&sc("cubic")).expect("refused");
         assert!(
             why.contains("flows.0") && why.contains("tcp_ecn = 3") && !why.contains('\n'),
             "{why}"
         );
-        assert_eq!(hosts_unsupported(&sc("prague")), None);
+        assert_eq!(scenario_unsupported(&sc("prague")), None);
     }
 }

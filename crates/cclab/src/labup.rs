@@ -119,7 +119,7 @@ pub fn up(
         )));
     }
     let sc = &plan.points[0].scenario;
-    if let Some(why) = cclab_kernel::hosts_unsupported(sc) {
+    if let Some(why) = cclab_kernel::scenario_unsupported(sc) {
         return Err(Error::new(why));
     }
     if let Some(why) = lab_unavailable(&[]) {

@@ -1,7 +1,7 @@
 //! The `cclab` binary: output formats, overrides and one-line errors.
 
 mod common;
-use common::{cclab, json_stdout, tmpdir};
+use common::{cclab, json_stdout, stdout_of, tmpdir};
 
 const SMALL: &str = r#"
 name = "small"
@@ -546,21 +546,12 @@ fn advise_ranks_settings_and_prints_commands() {
         "{text}"
     );
     // A DualPI2 bottleneck marks: they are searched.
-    let out = cclab()
-        .args([
-            "advise",
-            "-q",
-            "--json",
-            "--repeat",
-            "1",
-            "--objective",
-            "fct:300kb",
-        ])
-        .args(["--set", "link.aqm=dualpi2"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(
+        cclab()
+            .args(["advise", "-q", "--json", "--repeat", "1"])
+            .args(["--objective", "fct:300kb", "--set", "link.aqm=dualpi2"])
+            .arg(&f),
+    );
     assert_eq!(v["left_out"], "", "{}", v["left_out"]);
     assert!(
         v["searched"][0].as_str().unwrap().contains("prague"),
@@ -742,13 +733,7 @@ fn run_scores_published_figures_and_claims_with_a_total() {
         "{t}"
     );
     // The same score in --json (beside each document's runs) and in --markdown.
-    let out = cclab()
-        .args(["run", "-q", "--json"])
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(cclab().args(["run", "-q", "--json"]).arg(&a).arg(&b));
     let (sa, sb) = (&v[0]["score"], &v[1]["score"]);
     assert_eq!(sa["claims"][0]["verdict"], "holds", "{sa}");
     assert_eq!(sb["claims"][0]["verdict"], "fails", "{sb}");
@@ -758,13 +743,7 @@ fn run_scores_published_figures_and_claims_with_a_total() {
         .iter()
         .any(|f| f["figure"] == "retransmits" && f["ok"] == false));
     assert!(v[0]["runs"].as_array().is_some_and(|r| r.len() == 2));
-    let out = cclab()
-        .args(["run", "-q", "--markdown"])
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
-    let md = String::from_utf8_lossy(&out.stdout);
+    let md = stdout_of(cclab().args(["run", "-q", "--markdown"]).arg(&a).arg(&b));
     assert_eq!(md.matches("```text").count(), 2, "{md}");
     assert!(md.contains("**total over 2 scenario files: 2 of 4"), "{md}");
 }
@@ -993,17 +972,11 @@ fn a_probe_is_on_the_rtt_chart_and_in_the_table() {
          [[flows]]\ncc = \"cubic\"\n[[flows]]\nkind = \"probe\"\ninterval = \"50ms\"\n",
     )
     .unwrap();
-    let out = cclab()
-        .args(["run", "-q", "--out"])
-        .arg(d.join("o"))
-        .arg(&f)
-        .output()
-        .unwrap();
-    let t = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let t = stdout_of(
+        cclab()
+            .args(["run", "-q", "--out"])
+            .arg(d.join("o"))
+            .arg(&f),
     );
     assert!(
         t.contains("#1: probe flows.1 (64 B every 50.0 ms): RTT p50 "),

@@ -195,7 +195,7 @@ pub(crate) fn run_charts<'a>(
         &|f| &f.srtt_ms,
     );
     for p in probes {
-        let s = p.series.as_ref().expect("filtered");
+        let Some(s) = &p.series else { continue };
         let mut l = TsLine::new(
             &format!(
                 "probe flows.{} (every {})",

@@ -304,6 +304,12 @@ impl ScenarioFile {
                     }
                 }
             }
+            // `ecn`: true (classic), false, or "accecn" (Accurate ECN, which is ECN too).
+            let (ecn, accecn) = match get(sf, "ecn")? {
+                Some((Val::Str(s), _)) => (true, s == ACCECN),
+                Some((Val::Bool(b), _)) => (b, false),
+                _ => (false, false),
+            };
             let f = FlowSpec {
                 cc,
                 cc_params,
@@ -315,15 +321,9 @@ impl ScenarioFile {
                     .map(|x| x as u32)
                     .or(hosts.init_cwnd)
                     .unwrap_or(DEFAULT_INIT_CWND),
-                ecn: false,
-                accecn: false,
+                ecn,
+                accecn,
             };
-            let (ecn, accecn) = match get(sf, "ecn")? {
-                Some((Val::Str(s), _)) => (true, s == ACCECN),
-                Some((Val::Bool(b), _)) => (b, false),
-                _ => (false, false),
-            };
-            let f = FlowSpec { ecn, accecn, ..f };
             if f.size_bytes.is_none() && duration_ns.is_none() {
                 return Err(ctx.err(
                     ErrorKind::Inconsistent,

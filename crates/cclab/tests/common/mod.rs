@@ -10,15 +10,20 @@ pub fn cclab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cclab"))
 }
 
-/// Run `cmd`, which must succeed (its stderr shown if not), and parse its stdout as JSON.
-pub fn json_stdout(cmd: &mut Command) -> serde_json::Value {
+/// Run `cmd`, which must succeed (its stderr shown if not), and return its stdout.
+pub fn stdout_of(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Run `cmd`, which must succeed (its stderr shown if not), and parse its stdout as JSON.
+pub fn json_stdout(cmd: &mut Command) -> serde_json::Value {
+    serde_json::from_str(&stdout_of(cmd)).unwrap()
 }
 
 /// A fresh, empty temporary directory for this test process.
