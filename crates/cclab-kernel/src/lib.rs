@@ -221,15 +221,8 @@ pub fn lab_unavailable(ccs: &[&str]) -> Option<String> {
 /// Why the kernel lab cannot run scenario `sc` as written, if it cannot:
 /// `hosts.probe_start` is an accelerated sender's module that Linux's TCP does not have, and
 /// `flows.ecn = "accecn"` for a controller that does not negotiate AccECN itself needs
-/// `net.ipv4.tcp_ecn = 3`, which 6.18 refuses (its `tcp_ecn_mode_max` is 2), and latency
-/// probes are the simulator's only for now.
+/// `net.ipv4.tcp_ecn = 3`, which 6.18 refuses (its `tcp_ecn_mode_max` is 2).
 pub fn scenario_unsupported(sc: &Scenario) -> Option<String> {
-    if !sc.probes.is_empty() {
-        return Some(format!(
-            "{}: latency probes (kind = \"probe\") run on the simulator only for now; use --backend sim",
-            sc.name
-        ));
-    }
     if sc.hosts.tcp.probe_start {
         return Some(format!(
             "{}: hosts.probe_start is an accelerated sender's module that Linux's TCP does not \
