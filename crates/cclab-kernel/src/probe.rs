@@ -183,8 +183,9 @@ fn send(
             break;
         }
         for (p, s) in specs.iter().enumerate() {
-            // A late wake-up sends what is due once, then keeps the schedule.
-            if next[p] <= now {
+            // A late wake-up sends every probe due (each with its own send time), so a run
+            // sends as many as the simulator's.
+            while next[p] <= now && next[p] < end {
                 let seq = sent[p].len() as u64;
                 let payload = &mut buf[..s.size_bytes as usize];
                 payload.fill(0);
@@ -194,9 +195,7 @@ fn send(
                 // A full socket buffer loses the probe, as a full queue would.
                 let _ = socks[p].send(payload);
                 sent[p].push((at - t0, None));
-                while next[p] <= now {
-                    next[p] += s.interval_ns;
-                }
+                next[p] += s.interval_ns;
             }
         }
         let wake = next.iter().copied().min().unwrap_or(end).min(end);

@@ -4,6 +4,7 @@
 use cclab_kernel::testing::{lab_lock, ours_left};
 use cclab_kernel::{run_scenario, KernelOptions};
 use cclab_scenario::{Buffer, FlowSpec, LinkSpec, ProbeSpec, Scenario};
+use std::io::Write;
 
 const RATE_BPS: f64 = 20e6;
 const RTT_MS: f64 = 20.0;
@@ -13,7 +14,8 @@ const INTERVAL_MS: u64 = 20;
 
 /// A 20 Mbit/s x 20 ms drop-tail path, 4 BDP of buffer, 3 s, a probe every 20 ms (group 1),
 /// beside one CUBIC flow (group 0) or, with `bulk` false, beside a flow that starts after
-/// the run (the probes then cross an idle path).
+/// the run and whose group has 10 ms of extra RTT (the probes then cross an idle path at
+/// the link's own RTT).
 fn scenario(bulk: bool) -> Scenario {
     let secs_ns = (SECS * 1e9) as u64;
     Scenario {
@@ -37,7 +39,8 @@ fn scenario(bulk: bool) -> Scenario {
             count: 1,
             start_ns: if bulk { 0 } else { secs_ns + 1 },
             size_bytes: None,
-            rtt_extra_ns: 0,
+            // The idle case's group has 10 ms more: the probes must not take it.
+            rtt_extra_ns: if bulk { 0 } else { 10_000_000 },
             init_cwnd: 10,
             ecn: false,
             accecn: false,
@@ -67,10 +70,21 @@ fn probes_beside_cubic_see_the_queue_it_builds() {
         return;
     };
     let sc = scenario(true);
-    let r = run_scenario(&sc, &KernelOptions::default()).expect("kernel run");
+    // Up to three attempts while the machine disturbed the lab (as kernel.rs's tests).
+    let note = |_: u32, _: &cclab_results::RunResult, why: &str| {
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOTE probes beside cubic: a disturbed run ({why})"
+        );
+    };
+    let r = cclab_results::first_quiet(2, || run_scenario(&sc, &KernelOptions::default()), note)
+        .expect("kernel run");
     assert!(ours_left().is_empty(), "left {:?}", ours_left());
     let p = &r.probes[0];
-    eprintln!("kernel probes: {p:?}");
+    eprintln!(
+        "kernel probes: sent {} lost {} rtt {:?}",
+        p.sent, p.lost, p.rtt_ms
+    );
     assert_eq!(p.group, 1);
     assert_sent(p.sent);
     assert!(p.lost + p.unanswered_at_end < p.sent / 10, "{p:?}");
@@ -102,15 +116,35 @@ fn probes_on_an_idle_path_see_the_base_rtt() {
     let Some(_g) = lab_lock("probes_on_an_idle_path_see_the_base_rtt", &["cubic"]) else {
         return;
     };
-    let r = run_scenario(&scenario(false), &KernelOptions::default()).expect("kernel run");
-    assert!(ours_left().is_empty(), "left {:?}", ours_left());
-    let p = &r.probes[0];
-    eprintln!("kernel probes, idle: {p:?}");
-    assert_sent(p.sent);
-    assert_eq!(p.lost, 0, "{p:?}");
-    assert!(
-        (p.rtt_ms.p50 - RTT_MS).abs() < 2.0,
-        "p50 {} ms on a {RTT_MS} ms path",
-        p.rtt_ms.p50
-    );
+    // A busy machine wakes the probe threads late by milliseconds (seen with other builds
+    // on both CPUs: p50 +3.5 to +4 ms, the fastest probes still at +0.3 ms): the fastest
+    // probe shows the path (no queue, no group's extra RTT), the median within a few ms.
+    let mut seen = Vec::new();
+    for attempt in 0..3 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+        }
+        let r = run_scenario(&scenario(false), &KernelOptions::default()).expect("kernel run");
+        assert!(ours_left().is_empty(), "left {:?}", ours_left());
+        let p = &r.probes[0];
+        let min = p
+            .series
+            .as_ref()
+            .expect("series")
+            .rtt_ms
+            .iter()
+            .copied()
+            .fold(f64::MAX, f64::min);
+        eprintln!(
+            "kernel probes, idle: sent {} lost {} min {min} ms rtt {:?}",
+            p.sent, p.lost, p.rtt_ms
+        );
+        assert_sent(p.sent);
+        assert_eq!(p.lost, 0, "{p:?}");
+        seen.push((min, p.rtt_ms.p50));
+        if (RTT_MS..RTT_MS + 1.0).contains(&min) && p.rtt_ms.p50 < RTT_MS + 5.0 {
+            return;
+        }
+    }
+    panic!("probe RTT (min, p50) {seen:?} ms on a {RTT_MS} ms path (3 attempts)");
 }
