@@ -9,13 +9,19 @@
 //! | `-rcv` | `c0` | 198.18.1.(10+g)/24, one per flow group g |
 //!
 //! Flow i connects from 198.18.0.2 port `FLOW_PORT_BASE + i` to its group's receiver
-//! address, port `RECEIVER_PORT`, which is how the element tells flows apart.
+//! address, port `RECEIVER_PORT`, which is how the element tells flows apart. Latency probe
+//! group p sends UDP from 198.18.0.2 port `PROBE_PORT_BASE + p` to `PROBE_RECEIVER` (an
+//! address of no flow group: the path's own RTT), port `PROBE_PORT`.
 
 pub const SENDER: [u8; 4] = [198, 18, 0, 2];
 pub const ROUTER_SND: [u8; 4] = [198, 18, 0, 1];
 pub const ROUTER_RCV: [u8; 4] = [198, 18, 1, 1];
 pub const RECEIVER_PORT: u16 = 5201;
 pub const FLOW_PORT_BASE: u16 = 20000;
+/// The latency probes' echo (`crate::probe`): 198.18.1.250, outside the groups' range.
+pub const PROBE_RECEIVER: [u8; 4] = [198, 18, 1, 250];
+pub const PROBE_PORT: u16 = 7007;
+pub const PROBE_PORT_BASE: u16 = 30000;
 /// Most flows a kernel run takes (ports 20000..21000).
 pub const MAX_FLOWS: usize = 1000;
 /// Most flow groups (receiver addresses 198.18.1.10 ..= .209).

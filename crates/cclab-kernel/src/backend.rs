@@ -48,13 +48,6 @@ impl Backend for KernelBackend {
     }
 
     fn refuses(&self, sc: &Scenario) -> Option<String> {
-        // Probes are a workload the runs would carry (`cclab lab up` carries none).
-        if !sc.probes.is_empty() {
-            return Some(format!(
-                "{}: latency probes (kind = \"probe\") run on the simulator only for now; use --backend sim",
-                sc.name
-            ));
-        }
         crate::scenario_unsupported(sc)
     }
 

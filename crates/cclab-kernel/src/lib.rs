@@ -36,6 +36,10 @@
 //!   the end namespaces carry the `[hosts]` sysctls. Bulk flows write until the end; sized
 //!   flows write `size` bytes and shut down. The receiver counts what the application read;
 //!   TCP_INFO is sampled every 10 ms.
+//! - **Latency probes** (`probe.rs`, `[[flows]] kind = "probe"`): UDP datagrams from
+//!   198.18.0.2:(30000+p) to an echo on 198.18.1.250 (no group's address: the path's own RTT),
+//!   through the element both ways, sent on schedule from time zero; the record is built
+//!   as the simulator's ([`cclab_results::ProbeRecord`]).
 //! - **Cleanup**: a guard deletes the namespaces (and with them every link, route and TUN)
 //!   on success, error, panic and SIGINT/SIGTERM (handlers set a flag while a run is in
 //!   progress; the run stops, cleans up, and returns [`KernelError::Interrupted`]). All
@@ -52,6 +56,7 @@ pub mod controllers;
 mod doctor;
 pub mod element;
 pub mod lab;
+mod probe;
 pub mod testing;
 mod topo;
 
@@ -464,6 +469,17 @@ pub fn run_scenario_detailed(
         .map_err(|_| KernelError::Setup("the receiver thread died".into()))?
         .map_err(|e| KernelError::Io(format!("receiver sockets: {e}")))?;
 
+    // Latency probes: an echo in the receiver's namespace, a sender waiting for time zero.
+    let probes = probe::Probes::start(
+        &sc.probes,
+        sc.run_limit_ns(),
+        pin,
+        lab.sender_ns(),
+        lab.receiver_ns(),
+        sh.clone(),
+    )
+    .map_err(|e| KernelError::Io(format!("latency probe sockets: {e}")))?;
+
     // Sender: the run's timeline.
     let send_cfg = traffic::SendConfig {
         plans: plans.clone(),
@@ -488,6 +504,9 @@ pub fn run_scenario_detailed(
         .join()
         .map_err(|_| KernelError::Io("the sender thread panicked".into()))??;
     let steal_ms = steal_before.zip(sys::steal_ms()).map(|(a, b)| b - a);
+    let probe_records = probes
+        .finish()
+        .map_err(|e| KernelError::Io(format!("latency probes: {e}")))?;
     receiver.stop();
     let el_stats = lab.stop()?;
     drop(lab);
@@ -495,7 +514,7 @@ pub fn run_scenario_detailed(
         return Err(KernelError::Interrupted(sig));
     }
     let cc_used = out.cc_used.clone();
-    let result = build_result(
+    let mut result = build_result(
         sc,
         &plans,
         &out,
@@ -504,6 +523,17 @@ pub fn run_scenario_detailed(
         opts.series_interval_ns,
         steal_ms,
     );
+    // The same record as the simulator's, over the same run length.
+    result.probes = probe_records
+        .into_iter()
+        .map(|r| {
+            cclab_results::ProbeRecord {
+                end_ns: out.end_rel,
+                ..r
+            }
+            .build()
+        })
+        .collect();
     Ok(KernelRun {
         result,
         element: el_stats,

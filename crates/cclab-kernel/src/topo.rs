@@ -199,13 +199,17 @@ impl Topology {
             "dev",
             "r1",
         ])?;
-        for g in 0..cfg.group_init_cwnd.len().max(1) {
+        // The groups' receiver addresses, and the latency probes' echo (the path's own RTT).
+        let receivers = (0..cfg.group_init_cwnd.len().max(1))
+            .map(addr::receiver)
+            .chain([addr::PROBE_RECEIVER]);
+        for a in receivers {
             ip(&[
                 "-n",
                 c,
                 "addr",
                 "add",
-                &format!("{}/24", fmt(addr::receiver(g))),
+                &format!("{}/24", fmt(a)),
                 "dev",
                 "c0",
             ])?;

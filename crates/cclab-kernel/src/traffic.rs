@@ -54,7 +54,7 @@ impl Shared {
     }
 }
 
-fn poll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
+pub(crate) fn poll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as _,
         tv_nsec: (timeout_ns % 1_000_000_000) as _,

@@ -662,8 +662,10 @@ impl Scenario {
     /// same SI units as matrix params: rates in bit/s, times in seconds, sizes in bytes, loss
     /// as a probability, `link.buffer` in canonical text plus `link.buffer_bytes`,
     /// `link.bdp_bytes` and `link.packet_bytes` derived. Flow keys are `flows.<key>` with one
-    /// group and `flows.<i>.<key>` with several. `duration` and `flows.size` are null when
-    /// absent. `description` and `reference` are not included.
+    /// group and `flows.<i>.<key>` with several (TCP groups only); a latency probe's are
+    /// `probes.<g>.interval`, `probes.<g>.size` and `probes.<g>.start`, `g` its `[[flows]]`
+    /// group's index in the file. `duration` and `flows.size` are null when absent.
+    /// `description` and `reference` are not included.
     pub fn resolved(&self) -> Map<String, Value> {
         let mut m = Map::new();
         let secs = |ns: u64| Value::from(ns as f64 / 1e9);
@@ -755,6 +757,14 @@ impl Scenario {
                     }
                 }
             }
+        }
+        // Latency probes by their group's index in the file (as `probes[].group` and the
+        // table's "probe flows.N" name them); none without probes.
+        for pr in &self.probes {
+            let p = format!("probes.{}.", pr.group);
+            m.insert(format!("{p}interval"), secs(pr.interval_ns));
+            m.insert(format!("{p}size"), Value::from(pr.size_bytes));
+            m.insert(format!("{p}start"), secs(pr.start_ns));
         }
         m
     }

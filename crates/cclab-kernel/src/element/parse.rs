@@ -17,6 +17,8 @@ pub(super) struct Parsed {
     /// what places traffic of no cclab flow (`cclab lab up`) on its group's path.
     pub(super) group: Option<usize>,
     pub(super) tcp: bool,
+    /// A UDP datagram (a latency probe or its echo, or other UDP traffic).
+    pub(super) udp: bool,
     pub(super) payload: u32,
     /// SYN, FIN or RST.
     pub(super) control: bool,
@@ -39,6 +41,7 @@ pub(super) fn parse(p: &[u8], nflows: usize) -> Parsed {
         flow: None,
         group: None,
         tcp: false,
+        udp: false,
         payload: 0,
         control: false,
         syn: false,
@@ -61,6 +64,7 @@ pub(super) fn parse(p: &[u8], nflows: usize) -> Parsed {
     let src = [p[12], p[13], p[14], p[15]];
     r.group = addr::group_of(if r.dir == Dir::Data { dst } else { src });
     let ihl = (p[0] & 0xf) as usize * 4;
+    r.udp = p[9] == libc::IPPROTO_UDP as u8;
     if p[9] != libc::IPPROTO_TCP as u8 || p.len() < ihl + 20 {
         return r;
     }

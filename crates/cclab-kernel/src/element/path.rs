@@ -203,7 +203,8 @@ impl El<'_> {
             }
             Dir::Ack => {
                 let pure_ack = p.tcp && p.payload == 0 && !p.control;
-                pkt.exempt = !pure_ack;
+                // ACK loss takes pure ACKs and UDP (a probe's echo, as on the simulator).
+                pkt.exempt = !(pure_ack || p.udp);
                 if pure_ack && counting {
                     self.st.acks_in += 1;
                 }

@@ -177,3 +177,53 @@ fn rewrites_the_ecn_field_with_a_valid_checksum() {
     assert!(!pkt.set_ecn_field(0b01), "CE stays CE");
     assert_eq!(pkt.ecn_field(), 0b11);
 }
+
+/// A UDP datagram of `payload` bytes from `src:sport` to `dst:dport`.
+fn udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: usize) -> Vec<u8> {
+    let tot = 28 + payload;
+    let mut p = vec![0u8; tot];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(tot as u16).to_be_bytes());
+    p[9] = 17;
+    p[12..16].copy_from_slice(&src);
+    p[16..20].copy_from_slice(&dst);
+    p[20..22].copy_from_slice(&sport.to_be_bytes());
+    p[22..24].copy_from_slice(&dport.to_be_bytes());
+    p
+}
+
+#[test]
+fn a_probe_and_its_echo_are_udp_of_no_flow_and_no_group() {
+    // Whatever the number of flows, a probe's port is none of theirs, and its echo address
+    // is no group's (the element gives it the path's own RTT).
+    let probe = udp(
+        addr::SENDER,
+        addr::PROBE_RECEIVER,
+        addr::PROBE_PORT_BASE,
+        addr::PROBE_PORT,
+        64,
+    );
+    let p = parse(&probe, addr::MAX_FLOWS);
+    assert!(p.dir == Dir::Data && p.udp && !p.tcp);
+    assert_eq!((p.flow, p.group), (None, None));
+    let echo = udp(
+        addr::PROBE_RECEIVER,
+        addr::SENDER,
+        addr::PROBE_PORT,
+        addr::PROBE_PORT_BASE,
+        64,
+    );
+    let e = parse(&echo, addr::MAX_FLOWS);
+    assert!(e.dir == Dir::Ack && e.udp && !e.tcp);
+    assert_eq!((e.flow, e.group), (None, None));
+    // A TCP segment is not UDP.
+    let t = tcp(
+        addr::SENDER,
+        addr::receiver(0),
+        addr::FLOW_PORT_BASE,
+        addr::RECEIVER_PORT,
+        0x10,
+        100,
+    );
+    assert!(!parse(&t, 1).udp);
+}

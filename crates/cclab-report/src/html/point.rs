@@ -8,6 +8,7 @@ use super::palette::Palette;
 use super::run::{bin_text, ts_figures};
 use crate::plot::{Axis, Unit};
 use crate::ts::{TsChart, TsLine};
+use crate::units;
 use cclab_results::{FlowSeries, ResultsDoc, RunResult};
 use std::fmt::Write;
 
@@ -117,9 +118,46 @@ pub(crate) fn charts<'a>(
                     c.lines.push(l);
                 }
             }
+            if what == "rtt" {
+                add_probes(&mut c, p, pal);
+            }
             (what, c)
         })
         .collect()
+}
+
+/// Each controller's latency probes (`kind = "probe"`) on the RTT chart, dotted in the
+/// controller's colour: the RTT a ping saw beside each controller's flows.
+fn add_probes<'a>(c: &mut TsChart<'a>, p: &PointRuns<'a>, pal: &Palette) {
+    let mut any = false;
+    for (key, r) in &p.runs {
+        let cc = r.flows.first().map_or(key.as_str(), |f| f.cc.as_str());
+        for pr in &r.probes {
+            let Some(s) = &pr.series else { continue };
+            let every = units::ms(pr.interval_s * 1e3);
+            let mut l = TsLine::new(
+                &format!(
+                    "probe flows.{} (every {every}) · {key} (seed {})",
+                    pr.group, r.seed
+                ),
+                &pal.color(cc),
+                &s.t_s,
+                s.rtt_ms.clone(),
+            );
+            l.legend_name = Some(format!("probe · {key}"));
+            l.dash = crate::plot::DOT;
+            l.width = 1.0;
+            c.lines.push(l);
+            any = true;
+        }
+    }
+    if any {
+        c.title = c.title.replace(
+            "smoothed RTT (srtt)",
+            "smoothed RTT (srtt) and each controller's latency probe RTT (dotted)",
+        );
+        c.y = Axis::new("RTT", Unit::Ms);
+    }
 }
 
 /// The section "Controllers side by side" of a document: per point with several
@@ -236,5 +274,58 @@ mod tests {
             )
             .build();
         assert!(point_runs(&doc).is_empty());
+    }
+
+    #[test]
+    fn each_controllers_probe_rtt_is_dotted_in_its_colour_on_the_rtt_chart() {
+        let run = |cc: &str, rtt: f64| {
+            let mut r: RunResult = RunBuilder::new()
+                .param("flows.cc", cc)
+                .flow(cc, 1e6)
+                .series(ts(cc))
+                .build();
+            r.probes.push(cclab_results::ProbeResult {
+                group: 1,
+                interval_s: 0.02,
+                series: Some(cclab_results::probe::ProbeSeries {
+                    t_s: vec![0.0, 0.02],
+                    rtt_ms: vec![rtt, rtt + 1.0],
+                }),
+                ..Default::default()
+            });
+            r
+        };
+        let pal = Palette::new(["cubic", "bbr"]);
+        let doc = DocBuilder::new()
+            .scenario("s")
+            .run(run("cubic", 90.0))
+            .run(run("bbr", 45.0))
+            .build();
+        let pts = point_runs(&doc);
+        let c = charts(&pts[0], &pal, "");
+        let rtt = &c.iter().find(|(w, _)| *w == "rtt").unwrap().1;
+        let dotted: Vec<_> = rtt
+            .lines
+            .iter()
+            .filter(|l| l.dash == crate::plot::DOT)
+            .collect();
+        assert_eq!(dotted.len(), 2);
+        assert_eq!(dotted[0].color, pal.color("cubic"));
+        assert_eq!(dotted[1].color, pal.color("bbr"));
+        assert_eq!(dotted[1].v, [45.0, 46.0]);
+        assert!(
+            rtt.title.contains("latency probe RTT (dotted)"),
+            "{}",
+            rtt.title
+        );
+        // Without probes, the chart is the flows' srtt alone.
+        let mut bare = doc.clone();
+        for r in &mut bare.runs {
+            r.probes.clear();
+        }
+        let c = charts(&point_runs(&bare)[0], &pal, "");
+        let rtt = &c.iter().find(|(w, _)| *w == "rtt").unwrap().1;
+        assert!(rtt.lines.iter().all(|l| l.dash != crate::plot::DOT));
+        assert_eq!(rtt.title, "smoothed RTT (srtt)");
     }
 }

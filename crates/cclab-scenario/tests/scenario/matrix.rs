@@ -208,3 +208,30 @@ fn resolved_map_has_every_key() {
         assert_eq!(&r[k], v, "{k}");
     }
 }
+
+#[test]
+fn resolved_map_has_each_probe_groups_keys_by_its_file_index() {
+    let f = ScenarioFile::from_str(
+        "name = \"p\"\nduration = \"5s\"\n[link]\nrate = \"10mbit\"\nrtt = \"10ms\"\n\
+         [[flows]]\nkind = \"probe\"\ninterval = \"20ms\"\nsize = 100\n\
+         [[flows]]\ncc = \"cubic\"\n\
+         [[flows]]\ncc = \"bbr\"\n\
+         [[flows]]\nkind = \"probe\"\nstart = \"1s\"\n",
+        "p",
+    )
+    .unwrap();
+    let r = f.expand().unwrap()[0].resolved();
+    // TCP groups keep their own numbering; probes are named by their place in the file.
+    assert_eq!(r["flows.0.cc"], json!("cubic"));
+    assert_eq!(r["flows.1.cc"], json!("bbr"));
+    assert_eq!(r["probes.0.interval"], json!(0.02));
+    assert_eq!(r["probes.0.size"], json!(100));
+    assert_eq!(r["probes.0.start"], json!(0.0));
+    assert_eq!(r["probes.3.interval"], json!(0.1));
+    assert_eq!(r["probes.3.size"], json!(64));
+    assert_eq!(r["probes.3.start"], json!(1.0));
+    assert_eq!(r.keys().filter(|k| k.starts_with("probes.")).count(), 6);
+    // Without probes, no probe key.
+    let plain = load(MATRIX).expand().unwrap()[0].resolved();
+    assert!(!plain.keys().any(|k| k.starts_with("probes.")));
+}
