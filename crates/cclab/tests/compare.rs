@@ -427,3 +427,48 @@ fn a_set_shows_in_meta_json_results_and_the_report() {
     assert!(page.contains("loss 2% random*"), "report path line");
     assert!(page.contains("--set link.loss=2%"), "report overrides line");
 }
+
+#[test]
+fn a_long_overrides_row_does_not_push_the_pairs_column_off_the_screen() {
+    let d = tmpdir("setup-width");
+    let f = d.join("s.toml");
+    std::fs::write(&f, PLAIN).unwrap();
+    let run = |out: &str, sets: &[&str]| {
+        let mut cmd = cclab();
+        cmd.args(["run", "-q", "--set", "link.loss=[0.5%,1%]"]);
+        for s in sets {
+            cmd.args(["--set", s]);
+        }
+        ok(cmd.arg("--out").arg(d.join(out)).arg(&f).output().unwrap());
+    };
+    run("a", &[]);
+    // Several overrides on B's side only: the overrides row is the longest of the setup's.
+    run(
+        "b",
+        &[
+            "link.buffer=200pkt",
+            "link.rtt=30ms",
+            "duration=3s",
+            "link.rate=20mbit",
+        ],
+    );
+    let text = ok(cclab()
+        .arg("compare")
+        .arg(d.join("a"))
+        .arg(d.join("b"))
+        .output()
+        .unwrap());
+    let line = |start: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} line: {text}"))
+            .to_string()
+    };
+    let overrides = line("--set overrides");
+    let buffer = line("link.buffer ");
+    assert!(buffer.ends_with("every pair"), "{text}");
+    assert!(
+        buffer.chars().count() < overrides.chars().count(),
+        "the pairs column is aligned past the overrides row:\n{text}"
+    );
+}

@@ -517,9 +517,16 @@ pub fn render_text(c: &Comparison, all: bool) -> String {
             };
             rows.push(vec![d.key.clone(), format!("{} → {}", d.a, d.b), which]);
         }
-        // Left-aligned throughout: these are words, not figures.
+        // Left-aligned throughout: these are words, not figures. The second column's width is
+        // of the rows with a third (a long `--set overrides` row, which has none, does not
+        // push "every pair" off the screen).
         let w0 = rows.iter().map(|r| r[0].chars().count()).max().unwrap_or(0);
-        let w1 = rows.iter().map(|r| r[1].chars().count()).max().unwrap_or(0);
+        let w1 = rows
+            .iter()
+            .filter(|r| !r[2].is_empty())
+            .map(|r| r[1].chars().count())
+            .max()
+            .unwrap_or(0);
         for r in rows {
             let line = format!("  {:<w0$}  {:<w1$}  {}", r[0], r[1], r[2]);
             let _ = writeln!(o, "{}", line.trim_end());

@@ -56,6 +56,22 @@ pub(crate) fn point_runs(doc: &ResultsDoc) -> Vec<PointRuns<'_>> {
     out
 }
 
+/// What a point's chart titles say of its seeds: nothing when the document ran one seed,
+/// else the seed drawn (" (seed 1)"), so a chart file read without the page says which of
+/// the `--repeat` runs it shows.
+pub(crate) fn seed_note(p: &PointRuns, doc: &ResultsDoc) -> String {
+    let first = doc.runs.first().map(|r| r.seed);
+    if doc.runs.iter().all(|r| Some(r.seed) == first) {
+        return String::new();
+    }
+    let mut seeds: Vec<u64> = p.runs.iter().map(|(_, r)| r.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let list: Vec<String> = seeds.iter().map(|s| s.to_string()).collect();
+    let s = if seeds.len() == 1 { "" } else { "s" };
+    format!(" (seed{s} {})", list.join(", "))
+}
+
 /// The point's three charts: goodput, cwnd and smoothed RTT of every flow of every
 /// controller's run, `t` prefixing their titles.
 pub(crate) fn charts<'a>(
@@ -195,7 +211,7 @@ pub(crate) fn section(
             "{name}-{}",
             slug(&format!("{} {}", p.label, ccs.join(" vs ")))
         );
-        let charts = charts(p, pal, &format!("{head}: "));
+        let charts = charts(p, pal, &format!("{head}{}: ", seed_note(p, doc)));
         ts_figures(page, charts, per_line, &stem, &stem, opts.lazy && !open);
         page.body.push_str("</details>");
     }
@@ -245,8 +261,9 @@ mod tests {
         assert_eq!(pts.len(), 2);
         let ccs: Vec<&str> = pts[1].runs.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(ccs, ["cubic", "bbr"]);
-        // The lowest seed of each controller.
+        // The lowest seed of each controller, and the titles say so.
         assert!(pts[1].runs.iter().all(|(_, r)| r.seed == 1));
+        assert_eq!(seed_note(&pts[1], &doc), " (seed 1)");
         assert!(pts[1].label.contains("loss"), "{}", pts[1].label);
         let c = charts(&pts[0], &Palette::new(["cubic", "bbr"]), "");
         let whats: Vec<&str> = c.iter().map(|(w, _)| *w).collect();
@@ -327,5 +344,22 @@ mod tests {
         let rtt = &c.iter().find(|(w, _)| *w == "rtt").unwrap().1;
         assert!(rtt.lines.iter().all(|l| l.dash != crate::plot::DOT));
         assert_eq!(rtt.title, "smoothed RTT (srtt)");
+    }
+
+    #[test]
+    fn one_seed_in_the_document_goes_unsaid() {
+        let mut b = DocBuilder::new();
+        for cc in ["cubic", "bbr"] {
+            b = b.run(
+                RunBuilder::new()
+                    .param("flows.cc", cc)
+                    .flow(cc, 1e6)
+                    .series(ts(cc)),
+            );
+        }
+        let doc = b.build();
+        let pts = point_runs(&doc);
+        assert_eq!(pts.len(), 1);
+        assert_eq!(seed_note(&pts[0], &doc), "");
     }
 }
