@@ -233,8 +233,9 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
                     Err((
                         BadValue,
                         format!(
-                            "unknown congestion control \"{}\" ({} has: {}){sim}",
+                            "unknown congestion control \"{}\"{} ({} has: {}){sim}",
                             s,
+                            cc_hint(cat, s),
                             cat.owner,
                             cat.list()
                         ),
@@ -505,4 +506,36 @@ fn schedule_val(v: &RawV) -> Result<Val, (ErrorKind, String)> {
         steps.push((at, rate));
     }
     Ok(Val::Schedule(steps))
+}
+
+/// What an unknown controller name was probably meant to be: `; did you mean "bbr3"?`
+/// (by name or alias, the canonical name given), or "" when nothing is close. BBRv2, which
+/// Google's v3 superseded and no backend here runs, is pointed to v3.
+fn cc_hint(cat: &crate::model::CcCatalog, name: &str) -> String {
+    let n = name.trim().to_ascii_lowercase().replace(['-', '_'], "");
+    if n == "bbr2" || n == "bbrv2" {
+        if let Some(e) = cat.find("bbr3") {
+            return format!(
+                "; BBRv2 is not here (Google's v3 superseded it): did you mean \"{}\"?",
+                e.name
+            );
+        }
+    }
+    // Two edits at most (a typo, a swapped pair), and fewer than the name has letters.
+    let best = cat
+        .entries
+        .iter()
+        .flat_map(|e| {
+            std::iter::once(&e.name)
+                .chain(&e.aliases)
+                .map(move |a| (a, e))
+        })
+        .map(|(a, e)| (super::suggest::levenshtein(&n, a), &e.name))
+        .min();
+    match best {
+        Some((d, canon)) if d <= 2 && d < n.chars().count() => {
+            format!("; did you mean \"{canon}\"?")
+        }
+        _ => String::new(),
+    }
 }

@@ -481,3 +481,27 @@ fn cc_params_did_you_mean() {
         assert!(s.contains(&format!("did you mean {meant}?")), "{typo}: {s}");
     }
 }
+
+/// "did you mean" for a controller's name: a typo or a swapped pair gives the canonical name,
+/// BBRv2 points to v3, and a name close to nothing gets no guess.
+#[test]
+fn cc_name_did_you_mean() {
+    for (typo, hint) in [
+        ("cubci", Some("did you mean \"cubic\"?")),
+        ("dctpc", Some("did you mean \"dctcp\"?")),
+        (
+            "BBRv2",
+            Some("BBRv2 is not here (Google's v3 superseded it): did you mean \"bbr3\"?"),
+        ),
+        ("vegas", None),
+        ("foo", None),
+    ] {
+        let text = format!("name = \"e\"\nduration = \"5s\"\n[link]\nrate = \"10mbit\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"{typo}\"\n");
+        let (e, s) = error_of(&text);
+        assert_eq!(e.kind, ErrorKind::BadValue, "{s}");
+        match hint {
+            Some(h) => assert!(s.contains(h), "{typo}: {s}"),
+            None => assert!(!s.contains("did you mean"), "{typo}: {s}"),
+        }
+    }
+}
