@@ -119,6 +119,10 @@ pub struct Plan {
     pub points: Vec<MatrixPoint>,
     /// The file's SHA-256 and the overrides as given, recorded in the results.
     pub source: Source,
+    /// The `--set` overrides that set the file's `[reference]` aside: they change the setup
+    /// its published figures were measured on ([`crate::reference::setup_overrides`]), so
+    /// the runs carry no reference and nothing is scored. Empty otherwise.
+    pub reference_set_aside: Vec<String>,
 }
 
 impl Plan {
@@ -201,7 +205,16 @@ fn plan_file(
     if let Some(seed) = opts.seed {
         file.apply_override(&format!("seed={seed}"))?;
     }
-    let points = file.expand()?;
+    let mut points = file.expand()?;
+    let mut reference_set_aside = Vec::new();
+    if points.iter().any(|p| p.scenario.reference.is_some()) {
+        reference_set_aside = crate::reference::setup_overrides(&opts.overrides);
+        if !reference_set_aside.is_empty() {
+            for p in &mut points {
+                p.scenario.reference = None;
+            }
+        }
+    }
     // `--seed` is not among them: every run records its own seed.
     let overrides = opts.overrides.clone();
     let first = points
@@ -217,6 +230,7 @@ fn plan_file(
             sha256,
             overrides,
         },
+        reference_set_aside,
     })
 }
 

@@ -746,6 +746,32 @@ fn run_scores_published_figures_and_claims_with_a_total() {
     let md = stdout_of(cclab().args(["run", "-q", "--markdown"]).arg(&a).arg(&b));
     assert_eq!(md.matches("```text").count(), 2, "{md}");
     assert!(md.contains("**total over 2 scenario files: 2 of 4"), "{md}");
+    // A --set that changes the path, hosts or flows leaves the published figures unscored
+    // (they were measured on the file's setup); another duration still scores.
+    let t = stdout_of(
+        cclab()
+            .args(["run", "-q", "--set", "link.rate=20mbit"])
+            .arg(&a)
+            .arg(&b),
+    );
+    assert_eq!(
+        t.matches("score: not scored: --set link.rate=20mbit")
+            .count(),
+        2,
+        "{t}"
+    );
+    assert!(
+        !t.contains("ratio") && !t.contains("within x1.5") && !t.contains("total over"),
+        "{t}"
+    );
+    let v = json_stdout(
+        cclab()
+            .args(["run", "-q", "--json", "--set", "hosts.init_cwnd=40"])
+            .arg(&a),
+    );
+    assert!(v.get("score").is_none(), "{v}");
+    let t = stdout_of(cclab().args(["run", "-q", "--set", "duration=2s"]).arg(&a));
+    assert!(t.contains("score: 1 of 2 published figures"), "{t}");
 }
 
 /// `--markdown`: one GitHub-flavoured table per scenario under its title; not with --json.

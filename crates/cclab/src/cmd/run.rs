@@ -161,7 +161,8 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    // The published figures and claims of each scenario's `[reference]`, scored on its runs.
+    // The published figures and claims of each scenario's `[reference]`, scored on its runs
+    // (a plan whose `--set` changed the setup they were measured on has none).
     let scores: Vec<Option<(score::Score, Option<String>)>> = plans
         .iter()
         .zip(&docs)
@@ -202,6 +203,14 @@ pub(crate) fn run(a: RunArgs) -> Result<(), Error> {
                 table::render_with(d, &title, &table_opts)
             };
             let _ = writeln!(out, "{text}");
+            if !p.reference_set_aside.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  score: not scored: --set {} changes the setup the published figures were \
+                     measured on (run the file as written to score it)\n",
+                    p.reference_set_aside.join(", --set ")
+                );
+            }
             // The published figures and claims, scored under the table (as a text block in
             // Markdown, which keeps its alignment).
             if let Some((s, unit)) = s {

@@ -26,6 +26,22 @@
 
 pub mod score;
 
+/// The overrides (`KEY=VALUE`, as `--set` takes them) that change what a scenario's
+/// published figures were measured on: its path, hosts or flows. A scenario run with any of
+/// them is not compared with its `[reference]`; another duration or seed still is.
+pub fn setup_overrides(overrides: &[String]) -> Vec<String> {
+    overrides
+        .iter()
+        .filter(|kv| {
+            let key = kv.split('=').next().unwrap_or("").trim();
+            ["link.", "hosts.", "flows."]
+                .iter()
+                .any(|p| key.starts_with(p))
+        })
+        .cloned()
+        .collect()
+}
+
 use cclab_scenario::units::{parse_loss_str, parse_rate, parse_size, parse_time};
 use serde_json::{Map, Value};
 
