@@ -510,9 +510,20 @@ pub fn execute_into(
     .clamp(1, n.max(1));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    // Wall time of the finished runs, µs: with several workers, the progress line's estimate
-    // divides the runs left by the workers, not by the rate of the first wave's finishes.
+    // Wall time of the finished runs, µs, and their share of the matrix's work
+    // ([`run_cost`], in thousandths): the progress line's estimate scales the work left by
+    // the time the work done took, and divides it by the workers (not the rate of the first
+    // wave's finishes, nor a count of runs whose sizes differ 100-fold).
     let busy_us = std::sync::atomic::AtomicU64::new(0);
+    let real_time = backend.parallel_runs() == 1;
+    let costs: Vec<f64> = jobs
+        .iter()
+        .map(|j| run_cost(&j.point.scenario, real_time))
+        .collect();
+    let work = Work {
+        total: costs.iter().sum(),
+        done_milli: std::sync::atomic::AtomicU64::new(0),
+    };
     let finished = AtomicBool::new(false);
     // A run stopped by SIGINT/SIGTERM stops the whole matrix: no new run starts.
     let stop = AtomicBool::new(false);
@@ -555,6 +566,8 @@ pub fn execute_into(
                     let t0 = Instant::now();
                     let r = run_until_quiet(opts, backend.as_ref(), &jobs[i]);
                     busy_us.fetch_add(t0.elapsed().as_micros() as u64, Ordering::Relaxed);
+                    work.done_milli
+                        .fetch_add((costs[i] * 1000.0) as u64, Ordering::Relaxed);
                     if matches!(&r, Err(e) if e.exit > 128) {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -570,7 +583,7 @@ pub fn execute_into(
             .collect();
         let shown = opts
             .progress
-            .then(|| s.spawn(|| progress(&done, &busy_us, workers, &finished, n, start)));
+            .then(|| s.spawn(|| progress(&done, &busy_us, &work, workers, &finished, n, start)));
         // Wait for the workers (each stops at a signal or a cancel), then wake the progress
         // thread to clear its line and end: the run's wall time is its work.
         for h in handles {
@@ -711,11 +724,42 @@ fn eta_s(per_run: f64, left: usize, workers: usize) -> f64 {
     per_run * left as f64 / par as f64
 }
 
+/// The matrix's work ([`run_cost`] summed) and how much of it the finished runs were.
+struct Work {
+    total: f64,
+    done_milli: std::sync::atomic::AtomicU64,
+}
+
+/// A run's share of a matrix's work, for the progress line's estimate: the simulator's time
+/// goes with the packets it moves (about rate x duration / packet size, plus a fixed part),
+/// a real-time backend's with the duration (plus its setup). A sized run without a
+/// duration counts its bytes at the link's rate.
+fn run_cost(sc: &cclab_scenario::Scenario, real_time: bool) -> f64 {
+    let rate = sc.link.path.rate_bps.max(1.0);
+    let secs = match sc.duration_ns {
+        Some(d) => d as f64 / 1e9,
+        None => {
+            let bytes: f64 = sc
+                .flows
+                .iter()
+                .map(|f| f.size_bytes.unwrap_or(0) as f64 * f.count as f64)
+                .sum();
+            (bytes * 8.0 / rate).min(sc.run_limit_ns() as f64 / 1e9)
+        }
+    };
+    if real_time {
+        secs + 1.0
+    } else {
+        secs * rate / (8.0 * sc.link.mss.max(1) as f64) + 5_000.0
+    }
+}
+
 /// Progress on stderr once a matrix has run for 2 s: a live line on a terminal, else a line
 /// every 10 s.
 fn progress(
     done: &AtomicUsize,
     busy_us: &std::sync::atomic::AtomicU64,
+    work: &Work,
     workers: usize,
     finished: &AtomicBool,
     n: usize,
@@ -735,9 +779,14 @@ fn progress(
             continue;
         }
         let d = done.load(Ordering::Relaxed);
-        let per_run = busy_us.load(Ordering::Relaxed) as f64 / 1e6 / d.max(1) as f64;
-        let eta = if d > 0 {
-            eta_s(per_run, n - d, workers)
+        let done_work = work.done_milli.load(Ordering::Relaxed) as f64 / 1000.0;
+        let eta = if d > 0 && done_work > 0.0 {
+            // Seconds per unit of work so far, times the work left, spread over the workers
+            // (as if the runs left were `left` runs of their mean size).
+            let per_unit = busy_us.load(Ordering::Relaxed) as f64 / 1e6 / done_work;
+            let left = n - d;
+            let mean_left = (work.total - done_work).max(0.0) / left.max(1) as f64;
+            eta_s(per_unit * mean_left, left, workers)
         } else {
             f64::NAN
         };
@@ -831,5 +880,27 @@ mod eta_tests {
         // The last runs go one per worker.
         assert_eq!(eta_s(2.0, 2, 6), 2.0);
         assert_eq!(eta_s(2.0, 0, 6), 0.0);
+    }
+
+    /// The simulator's work goes with the packets (rate x duration), a real-time backend's
+    /// with the duration: a matrix whose first finishes are its 10 Gbit/s runs does not
+    /// expect every run to be that slow.
+    #[test]
+    fn a_runs_work_follows_its_packets_on_the_simulator_and_its_duration_in_real_time() {
+        let sc = |rate: &str, dur: &str| {
+            let text = format!("name = \"w\"\nduration = \"{dur}\"\n[link]\nrate = \"{rate}\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"cubic\"\n");
+            cclab_scenario::ScenarioFile::from_str(&text, "w.toml")
+                .unwrap()
+                .expand()
+                .unwrap()[0]
+                .scenario
+                .clone()
+        };
+        let (slow, fast) = (sc("100mbit", "10s"), sc("10gbit", "10s"));
+        let ratio = super::run_cost(&fast, false) / super::run_cost(&slow, false);
+        assert!((90.0..=101.0).contains(&ratio), "{ratio}");
+        assert_eq!(super::run_cost(&fast, true), super::run_cost(&slow, true));
+        let long = sc("100mbit", "30s");
+        assert_eq!(super::run_cost(&long, true), 31.0);
     }
 }
