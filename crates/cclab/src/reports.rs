@@ -71,6 +71,122 @@ pub fn write_charts(
     chartfile::write(&chartfile::charts(page), dir, svg, png_scale).map_err(Error::new)
 }
 
+/// Compare, within the results under `path`, the runs where the swept parameter `by` has one
+/// value (A) with those where it has another (B): `link.aqm` when the set swept exactly two
+/// values, `link.aqm=droptail,fq_codel` to name two of several. The parameter is taken out of
+/// both sides' params, so their points pair by the others (controller, seeds, ...) and its
+/// two values show as the setup difference.
+pub fn compare_by(
+    path: &Path,
+    by: &str,
+    from_s: Option<f64>,
+) -> Result<compare::Comparison, Error> {
+    let docs: Vec<_> = load::load(path)
+        .map_err(Error::new)?
+        .into_iter()
+        .map(|s| s.doc)
+        .collect();
+    let (key, named) = match by.split_once('=') {
+        Some((k, v)) => (
+            k.trim(),
+            Some(
+                v.split(',')
+                    .map(|x| x.trim().to_string())
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+        None => (by.trim(), None),
+    };
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    // The key's values in matrix order.
+    let mut values: Vec<String> = Vec::new();
+    for r in docs.iter().flat_map(|d| &d.runs) {
+        if let Some(v) = r.params.get(key).map(text) {
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+    }
+    let where_ = path.display();
+    if values.is_empty() {
+        let mut swept: Vec<&str> = docs
+            .iter()
+            .flat_map(|d| &d.runs)
+            .flat_map(|r| r.params.keys().map(String::as_str))
+            .collect();
+        swept.sort_unstable();
+        swept.dedup();
+        return Err(Error::new(format!(
+            "{where_}: no run has swept parameter {key} (swept here: {})",
+            if swept.is_empty() {
+                "none: give a second results set, cclab compare A B".to_string()
+            } else {
+                swept.join(", ")
+            }
+        )));
+    }
+    // A named value matches as written or as the same number (`0` for 0.0).
+    let same = |x: &str, y: &str| {
+        x == y || matches!((x.parse::<f64>(), y.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+    };
+    let (va, vb) = match named.as_deref() {
+        Some([a, b]) => {
+            let mut found = Vec::new();
+            for v in [a, b] {
+                match values.iter().find(|x| same(x, v)) {
+                    Some(x) => found.push(x.clone()),
+                    None => {
+                        return Err(Error::new(format!(
+                            "{where_}: {key} is never {v} (its values: {})",
+                            values.join(", ")
+                        )))
+                    }
+                }
+            }
+            (found[0].clone(), found[1].clone())
+        }
+        Some(_) => {
+            return Err(Error::new(format!(
+                "--by {by}: name two values, e.g. --by {key}={}",
+                values.iter().take(2).cloned().collect::<Vec<_>>().join(",")
+            )))
+        }
+        None if values.len() == 2 => (values[0].clone(), values[1].clone()),
+        None => {
+            return Err(Error::new(format!(
+                "{where_}: {key} takes {} value{} here ({}); compare needs two: name them, e.g. --by {key}={}",
+                values.len(),
+                if values.len() == 1 { "" } else { "s" },
+                values.join(", "),
+                values.iter().take(2).cloned().collect::<Vec<_>>().join(",")
+            )))
+        }
+    };
+    let side = |val: &str| -> Vec<cclab_results::ResultsDoc> {
+        docs.iter()
+            .map(|d| {
+                let mut d = d.clone();
+                d.runs
+                    .retain(|r| r.params.get(key).map(text).as_deref() == Some(val));
+                for r in &mut d.runs {
+                    r.params.remove(key);
+                }
+                d
+            })
+            .filter(|d| !d.runs.is_empty())
+            .collect()
+    };
+    let (da, db) = (side(&va), side(&vb));
+    let mut c = compare::compare(&da, &db, &format!("{key}={va}"), &format!("{key}={vb}"));
+    if let Some(t) = from_s {
+        c.add_steady(&da, &db, t);
+    }
+    Ok(c)
+}
+
 /// Compare the results under `a` and `b`.
 pub fn compare_paths(
     a: &Path,

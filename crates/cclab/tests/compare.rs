@@ -472,3 +472,67 @@ fn a_long_overrides_row_does_not_push_the_pairs_column_off_the_screen() {
         "the pairs column is aligned past the overrides row:\n{text}"
     );
 }
+
+/// `cclab compare DIR --by KEY`: within one results set, the runs where a swept parameter has
+/// one value against those where it has another, paired by the other parameters; the
+/// parameter's values are the setup difference. Errors name the values to choose from.
+#[test]
+fn compare_by_splits_one_results_set_on_a_swept_parameter() {
+    let d = tmpdir("cmp-by");
+    let f = d.join("cmp.toml");
+    std::fs::write(&f, SIZED).unwrap();
+    ok(cclab()
+        .args(["run", "-q", "--out"])
+        .arg(d.join("r"))
+        .arg(&f)
+        .output()
+        .unwrap());
+    let r = d.join("r");
+    let t = ok(cclab()
+        .args(["compare", "--by", "link.loss"])
+        .arg(&r)
+        .output()
+        .unwrap());
+    assert!(
+        t.contains("A: link.loss=0.0 ") && t.contains("B: link.loss=0.01 "),
+        "{t}"
+    );
+    // Two controllers: two points, each pairing loss 0 with loss 1% for one controller.
+    assert!(t.contains("2 shared runs"), "{t}");
+    assert!(
+        t.contains("flows.cc=cubic") && t.contains("flows.cc=bbr"),
+        "{t}"
+    );
+    let v: Value = serde_json::from_str(&ok(cclab()
+        .args(["compare", "--json", "--by", "link.loss=0.01,0"])
+        .arg(&r)
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert!(v.to_string().contains("link.loss=0.01"), "{v}");
+    for (by, want) in [
+        (
+            "link.rate",
+            "no run has swept parameter link.rate (swept here: flows.cc, link.loss)",
+        ),
+        (
+            "link.loss=0,0.05",
+            "link.loss is never 0.05 (its values: 0.0, 0.01)",
+        ),
+        (
+            "link.loss=0",
+            "name two values, e.g. --by link.loss=0.0,0.01",
+        ),
+    ] {
+        let o = cclab()
+            .args(["compare", "--by", by])
+            .arg(&r)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "{by}: {e}");
+    }
+    let o = cclab().args(["compare"]).arg(&r).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--by KEY"));
+}

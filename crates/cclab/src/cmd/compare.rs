@@ -11,9 +11,14 @@ pub(crate) struct CompareArgs {
     /// First results: a results directory or a results.json file
     #[arg(value_name = "A")]
     a: PathBuf,
-    /// Second results: a results directory or a results.json file
+    /// Second results: a results directory or a results.json file (or, with --by, none)
     #[arg(value_name = "B")]
-    b: PathBuf,
+    b: Option<PathBuf>,
+    /// Compare within A: the runs where this swept parameter has one value against those
+    /// where it has another, e.g. --by link.aqm (a sweep of two values) or
+    /// --by link.aqm=droptail,fq_codel (two of several)
+    #[arg(long, value_name = "KEY[=A,B]")]
+    by: Option<String>,
     /// Per-seed rows, and every metric of every pair of runs (throughput, queue delay, drops
     /// by cause, FCT...), after the setup differences and the summary per matrix point
     #[arg(long)]
@@ -31,7 +36,26 @@ pub(crate) struct CompareArgs {
 /// Runs `cclab compare`.
 pub(crate) fn run(a: CompareArgs) -> Result<(), Error> {
     let from_s = super::from_secs(a.from.as_deref())?;
-    let c = reports::compare_paths(&a.a, &a.b, from_s)?;
+    let (c, b_label) = match (&a.b, &a.by) {
+        (Some(b), None) => (
+            reports::compare_paths(&a.a, b, from_s)?,
+            b.display().to_string(),
+        ),
+        (None, Some(by)) => (
+            reports::compare_by(&a.a, by, from_s)?,
+            format!("--by {by}"),
+        ),
+        (Some(_), Some(_)) => {
+            return Err(Error::new(
+                "give a second results set B or --by KEY (to compare within A), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(Error::new(
+                "compare needs a second results set B, or --by KEY to compare the runs of A by a swept parameter (e.g. --by link.aqm)",
+            ))
+        }
+    };
     if a.json {
         println!(
             "{}",
@@ -42,9 +66,8 @@ pub(crate) fn run(a: CompareArgs) -> Result<(), Error> {
     }
     if c.pairs.is_empty() {
         return Err(Error::new(format!(
-            "{} and {} share no runs (same scenario name and params)",
+            "{} and {b_label} share no runs (same scenario name and params)",
             a.a.display(),
-            a.b.display()
         )));
     }
     Ok(())
