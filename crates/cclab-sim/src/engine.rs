@@ -37,27 +37,36 @@ use cclab_results::{
 };
 use serde_json::{json, Map, Value};
 
-/// A data segment on the path, or a latency probe's datagram (`probe`: then `flow` counts
-/// on from the last flow, `seg.seq` is the probe's number and `seg.len` its payload). (Its
-/// fields are kept small: every element moves it, and the delay holds a round trip's worth
-/// of them.)
+/// A data segment on the path, or a latency probe's datagram (its `class` carries
+/// [`PROBE`]; `flow` counts on from the last flow, `seg.seq` is the probe's number and
+/// `seg.len` its payload). (Its fields are kept small: every element moves it, and the delay
+/// holds a round trip's worth of them; a probe flag of its own would add 8 bytes to each.)
 struct DataPkt {
     flow: u32,
     class: u32,
     seg: Segment,
-    probe: bool,
+}
+
+/// The bit of a packet's `class` that marks a latency probe's datagram or its echo (the
+/// delay class itself is the rest).
+const PROBE: u32 = 1 << 31;
+
+impl DataPkt {
+    fn is_probe(&self) -> bool {
+        self.class & PROBE != 0
+    }
 }
 
 impl Packet for DataPkt {
     fn wire_len(&self) -> u32 {
-        if self.probe {
+        if self.is_probe() {
             self.seg.len + PROBE_HEADER_BYTES
         } else {
             self.seg.wire_len()
         }
     }
     fn class(&self) -> usize {
-        self.class as usize
+        (self.class & !PROBE) as usize
     }
     /// The receiver cannot coalesce a burst that did not arrive whole: every segment ends one.
     fn mark_burst_broken(&mut self) {
@@ -85,24 +94,32 @@ impl Packet for DataPkt {
     }
 }
 
-/// An ACK on the path, or a probe's echo (`echo`: the probe group, the probe's number and
-/// its payload; `ack` is then unused).
+/// An ACK on the path, or a probe's echo (its `class` carries [`PROBE`]; then `flow` is the
+/// probe's as on the way out, `ack.cum` the probe's number and `ack.wnd` its payload, and
+/// the rest of `ack` is unused: an ACK is moved as often as a segment, and an echo of its own
+/// shape would make every one larger).
 struct AckPkt {
     flow: u32,
     class: u32,
     ack: Ack,
-    echo: Option<(usize, u64, u32)>,
+}
+
+impl AckPkt {
+    fn is_echo(&self) -> bool {
+        self.class & PROBE != 0
+    }
 }
 
 impl Packet for AckPkt {
     fn wire_len(&self) -> u32 {
-        match self.echo {
-            Some((_, _, len)) => len + PROBE_HEADER_BYTES,
-            None => self.ack.wire_len(),
+        if self.is_echo() {
+            self.ack.wnd as u32 + PROBE_HEADER_BYTES
+        } else {
+            self.ack.wire_len()
         }
     }
     fn class(&self) -> usize {
-        self.class as usize
+        (self.class & !PROBE) as usize
     }
 }
 
@@ -228,7 +245,7 @@ fn left_element(
     if let Some(Some(q)) = queues.get_mut(j) {
         q.record(d);
     }
-    if j == bottleneck && !d.pkt.probe {
+    if j == bottleneck && !d.pkt.is_probe() {
         flows[d.pkt.flow as usize].wire_payload_bytes += d.pkt.seg.len as u64;
     }
 }
@@ -735,8 +752,9 @@ impl Simulation {
         let now = self.now;
         self.acks.pump(now, &mut |_, _| {});
         while let Some((t, p)) = self.acks.pop_output() {
-            if let Some((g, seq, _)) = p.echo {
-                self.probes[g].echoed(seq, t);
+            if p.is_echo() {
+                let g = p.flow as usize - self.flows.len();
+                self.probes[g].echoed(p.ack.cum, t);
                 continue;
             }
             let f = p.flow as usize;
@@ -804,7 +822,6 @@ impl Simulation {
             flow: f as u32,
             class: self.flows[f].class,
             ack,
-            echo: None,
         };
         self.acks.enqueue(now, pkt, &mut |_, _| {});
         let next = self.acks.next_output().map(|t| t.max(now));
@@ -829,7 +846,6 @@ impl Simulation {
                 flow: f as u32,
                 class,
                 seg,
-                probe: false,
             });
             if !end {
                 continue;
@@ -872,7 +888,7 @@ impl Simulation {
     /// Segments that left the path reach their receivers; probes are echoed at once.
     fn deliver_outputs(&mut self) {
         while let Some((_, p)) = self.data.pop_output() {
-            if p.probe {
+            if p.is_probe() {
                 self.echo_probe(p);
             } else {
                 self.deliver(p.flow as usize, p.seg);
@@ -886,7 +902,7 @@ impl Simulation {
         let (seq, next) = self.probes[p].send(now);
         let pkt = DataPkt {
             flow: (self.flows.len() + p) as u32,
-            class: self.probe_class,
+            class: self.probe_class | PROBE,
             seg: Segment {
                 seq,
                 len: self.probes[p].spec.size_bytes,
@@ -898,7 +914,6 @@ impl Simulation {
                 cwr: false,
                 psh: true,
             },
-            probe: true,
         };
         let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
         self.data
@@ -912,12 +927,14 @@ impl Simulation {
     /// A probe reached the receiving side: its echo goes back through the ACK path now.
     fn echo_probe(&mut self, p: DataPkt) {
         let now = self.now;
-        let group = p.flow as usize - self.flows.len();
         let pkt = AckPkt {
             flow: p.flow,
             class: p.class,
-            ack: Ack::default(),
-            echo: Some((group, p.seg.seq, p.seg.len)),
+            ack: Ack {
+                cum: p.seg.seq,
+                wnd: p.seg.len as u64,
+                ..Ack::default()
+            },
         };
         self.acks.enqueue(now, pkt, &mut |_, _| {});
         let next = self.acks.next_output().map(|t| t.max(now));
