@@ -81,11 +81,7 @@ pub fn compare_by(
     by: &str,
     from_s: Option<f64>,
 ) -> Result<compare::Comparison, Error> {
-    let docs: Vec<_> = load::load(path)
-        .map_err(Error::new)?
-        .into_iter()
-        .map(|s| s.doc)
-        .collect();
+    let docs = docs_of(path)?;
     let (key, named) = match by.split_once('=') {
         Some((k, v)) => (
             k.trim(),
@@ -180,11 +176,13 @@ pub fn compare_by(
             .collect()
     };
     let (da, db) = (side(&va), side(&vb));
-    let mut c = compare::compare(&da, &db, &format!("{key}={va}"), &format!("{key}={vb}"));
-    if let Some(t) = from_s {
-        c.add_steady(&da, &db, t);
-    }
-    Ok(c)
+    Ok(compare_docs(
+        &da,
+        &db,
+        &format!("{key}={va}"),
+        &format!("{key}={vb}"),
+        from_s,
+    ))
 }
 
 /// Compare the results under `a` and `b`.
@@ -193,19 +191,36 @@ pub fn compare_paths(
     b: &Path,
     from_s: Option<f64>,
 ) -> Result<compare::Comparison, Error> {
-    let da: Vec<_> = load::load(a)
+    let (da, db) = (docs_of(a)?, docs_of(b)?);
+    Ok(compare_docs(
+        &da,
+        &db,
+        &a.display().to_string(),
+        &b.display().to_string(),
+        from_s,
+    ))
+}
+
+/// The results documents under `path`.
+fn docs_of(path: &Path) -> Result<Vec<cclab_results::ResultsDoc>, Error> {
+    Ok(load::load(path)
         .map_err(Error::new)?
         .into_iter()
         .map(|s| s.doc)
-        .collect();
-    let db: Vec<_> = load::load(b)
-        .map_err(Error::new)?
-        .into_iter()
-        .map(|s| s.doc)
-        .collect();
-    let mut c = compare::compare(&da, &db, &a.display().to_string(), &b.display().to_string());
+        .collect())
+}
+
+/// The comparison of two sides, with the steady-state rows from `from_s` on if asked.
+fn compare_docs(
+    da: &[cclab_results::ResultsDoc],
+    db: &[cclab_results::ResultsDoc],
+    label_a: &str,
+    label_b: &str,
+    from_s: Option<f64>,
+) -> compare::Comparison {
+    let mut c = compare::compare(da, db, label_a, label_b);
     if let Some(t) = from_s {
-        c.add_steady(&da, &db, t);
+        c.add_steady(da, db, t);
     }
-    Ok(c)
+    c
 }
