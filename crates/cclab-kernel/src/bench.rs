@@ -535,11 +535,7 @@ pub fn tcp_capacity_point(
                 match sys::write_fd(fd, &zeros) {
                     Ok(_) => {}
                     Err(_) => {
-                        let mut p = libc::pollfd {
-                            fd,
-                            events: libc::POLLOUT,
-                            revents: 0,
-                        };
+                        let mut p = crate::traffic::pollfd(fd, libc::POLLOUT);
                         unsafe { libc::poll(&mut p, 1, 5) };
                     }
                 }

@@ -202,11 +202,7 @@ fn send(
         let wait = wake.saturating_sub(sys::now_ns()).clamp(1, TICK_NS);
         let mut pfds: Vec<libc::pollfd> = socks
             .iter()
-            .map(|s| libc::pollfd {
-                fd: s.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
+            .map(|s| crate::traffic::pollfd(s.as_raw_fd(), libc::POLLIN))
             .collect();
         let _ = crate::traffic::poll(&mut pfds, wait);
         for (p, s) in socks.iter().enumerate() {

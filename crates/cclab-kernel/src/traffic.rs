@@ -54,6 +54,15 @@ impl Shared {
     }
 }
 
+/// A `poll` entry waiting for `events` (`libc::POLLIN`, `libc::POLLOUT`) on `fd`.
+pub(crate) fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
 pub(crate) fn poll(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<usize> {
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as _,
@@ -113,20 +122,12 @@ pub fn receive(listeners: Vec<OwnedFd>, plans: Vec<FlowPlan>, sh: Arc<Shared>) -
     while !sh.stop.load(Ordering::Relaxed) {
         let mut fds: Vec<libc::pollfd> = listeners
             .iter()
-            .map(|l| libc::pollfd {
-                fd: l.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            })
+            .map(|l| pollfd(l.as_raw_fd(), libc::POLLIN))
             .collect();
         let mut idx = Vec::new();
         for (i, c) in conns.iter().enumerate() {
             if let Some(c) = c {
-                fds.push(libc::pollfd {
-                    fd: c.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                });
+                fds.push(pollfd(c.as_raw_fd(), libc::POLLIN));
                 idx.push(i);
             }
         }
@@ -305,11 +306,7 @@ fn connect_all(cfg: &SendConfig, sh: &Shared) -> Result<Vec<OwnedFd>, KernelErro
         }
         let mut fds: Vec<libc::pollfd> = pending
             .iter()
-            .map(|&i| libc::pollfd {
-                fd: socks[i].as_raw_fd(),
-                events: libc::POLLOUT,
-                revents: 0,
-            })
+            .map(|&i| pollfd(socks[i].as_raw_fd(), libc::POLLOUT))
             .collect();
         poll(&mut fds, 10_000_000).map_err(|e| io("poll", e))?;
         let mut still = Vec::new();
@@ -481,11 +478,7 @@ pub fn send(
         let waiting: Vec<usize> = (0..n).filter(|&i| blocked[i] && !write_done[i]).collect();
         let mut pfds: Vec<libc::pollfd> = waiting
             .iter()
-            .map(|&i| libc::pollfd {
-                fd: fds[i],
-                events: libc::POLLOUT,
-                revents: 0,
-            })
+            .map(|&i| pollfd(fds[i], libc::POLLOUT))
             .collect();
         let wait = next.saturating_sub(sys::now_ns() - t0).max(1);
         poll(&mut pfds, wait).map_err(|e| KernelError::Io(format!("poll: {e}")))?;
