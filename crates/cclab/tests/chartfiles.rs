@@ -6,7 +6,7 @@
 
 mod common;
 use cclab_report::chartfile::resvg::{tiny_skia::Pixmap, usvg};
-use common::{cclab, tmpdir};
+use common::{cclab, fixture_dir, tmpdir};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
@@ -28,7 +28,7 @@ cc = "cubic"
 fn results() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| {
-        let d = tmpdir("chartfiles");
+        let d = fixture_dir("chartfiles");
         let f = d.join("demo.toml");
         std::fs::write(&f, SCENARIO).unwrap();
         let out = d.join("res");

@@ -15,7 +15,7 @@ cc = ["cubic", "bbr"]
 "#;
 
 /// A fresh directory `name` holding `SMALL` as `s.toml`: (the directory, the file).
-fn small_scenario(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+fn small_scenario(name: &str) -> (common::Scratch, std::path::PathBuf) {
     let d = tmpdir(name);
     let f = d.join("s.toml");
     std::fs::write(&f, SMALL).unwrap();
@@ -24,7 +24,7 @@ fn small_scenario(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 
 #[test]
 fn json_matches_the_contract() {
-    let (_, f) = small_scenario("json");
+    let (_d, f) = small_scenario("json");
     let v: serde_json::Value = json_stdout(cclab().args(["run", "--json", "-q"]).arg(&f));
     assert_eq!(v["scenario"], "small");
     assert_eq!(v["backend"], "sim");
@@ -342,7 +342,7 @@ fn repeat_reports_median_and_range() {
 /// the backend's settings and each path element's counters.
 #[test]
 fn results_record_what_shaped_the_run() {
-    let (_, f) = small_scenario("resolved");
+    let (_d, f) = small_scenario("resolved");
     let v = json_stdout(
         cclab()
             .args([
@@ -477,7 +477,7 @@ fn controllers_are_listed_and_checked() {
     );
     let help = cclab().args(["run", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("cc_params: hystart"));
-    let (_, f) = small_scenario("ccnames");
+    let (_d, f) = small_scenario("ccnames");
     for (set, words) in [
         (
             "flows.cc=vegas",
@@ -949,7 +949,7 @@ fn interrupted_out_leaves_nothing_behind() {
 /// error.
 #[test]
 fn from_adds_steady_state_columns() {
-    let (_, f) = small_scenario("from");
+    let (_d, f) = small_scenario("from");
     let out = cclab()
         .args([
             "run",

@@ -23,8 +23,8 @@ fn ok(o: Output) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// Runs SIZED with seeds 1 and 2; returns (dir A, dir B).
-fn two_seeds(tag: &str) -> (PathBuf, PathBuf) {
+/// Runs SIZED with seeds 1 and 2; returns (the scratch directory, dir A, dir B).
+fn two_seeds(tag: &str) -> (common::Scratch, PathBuf, PathBuf) {
     let d = tmpdir(tag);
     let f = d.join("cmp.toml");
     std::fs::write(&f, SIZED).unwrap();
@@ -36,7 +36,8 @@ fn two_seeds(tag: &str) -> (PathBuf, PathBuf) {
             .output()
             .unwrap());
     }
-    (d.join("a"), d.join("b"))
+    let (a, b) = (d.join("a"), d.join("b"));
+    (d, a, b)
 }
 
 fn doc(dir: &Path) -> Value {
@@ -75,7 +76,7 @@ const RUN_METRICS: &[&str] = &[
 
 #[test]
 fn compare_prints_every_shared_metric_with_its_difference() {
-    let (a, b) = two_seeds("text");
+    let (_d, a, b) = two_seeds("text");
     let text = ok(cclab()
         .args(["compare", "--all"])
         .arg(&a)
@@ -132,7 +133,7 @@ fn compare_prints_every_shared_metric_with_its_difference() {
 
 #[test]
 fn compare_json_differences_match_the_documents() {
-    let (a, b) = two_seeds("json");
+    let (_d, a, b) = two_seeds("json");
     let v: Value = serde_json::from_str(&ok(cclab()
         .args(["compare", "--json"])
         .arg(&a)
@@ -193,7 +194,7 @@ fn compare_json_differences_match_the_documents() {
 
 #[test]
 fn compare_with_itself_is_zero_everywhere_and_unrelated_results_share_nothing() {
-    let (a, _) = two_seeds("self");
+    let (_d, a, _) = two_seeds("self");
     let v: Value = serde_json::from_str(&ok(cclab()
         .args(["compare", "--json"])
         .arg(&a)

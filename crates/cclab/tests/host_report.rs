@@ -10,7 +10,7 @@ use cclab_results::testing::DocBuilder;
 use cclab_results::ResultsDoc;
 use common::{cclab, tmpdir};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A 2 s run of `cc` at `mbit` Mbit/s acked, RTT 150 ms, settings as `cclab perf` records.
 fn run(cc: &str, mbit: f64, rep: u64) -> cclab_results::RunResult {
@@ -90,7 +90,7 @@ fn host_doc(fit: Option<Value>) -> ResultsDoc {
 
 /// `doc` written as `cclab perf --out` writes it (results.json, series/run-N.csv) into a
 /// fresh directory.
-fn write(doc: &ResultsDoc, tag: &str) -> PathBuf {
+fn write(doc: &ResultsDoc, tag: &str) -> common::Scratch {
     let d = tmpdir(tag);
     std::fs::write(d.join("results.json"), cclab_report::export::json(doc)).unwrap();
     std::fs::create_dir_all(d.join("series")).unwrap();

@@ -26,12 +26,56 @@ pub fn json_stdout(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_str(&stdout_of(cmd)).unwrap()
 }
 
-/// A fresh, empty temporary directory for this test process.
-pub fn tmpdir(tag: &str) -> PathBuf {
+/// A fresh, empty temporary directory for this test process, removed when the test is done
+/// with it; kept (and named on stderr) when the test fails, to look at.
+pub fn tmpdir(tag: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("cclab-test-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
+    Scratch(d)
+}
+
+/// A fresh, empty directory for a fixture that several tests of one binary share (held in a
+/// static, so never dropped): under cargo's `target/tmp`, one per tag, emptied when first
+/// used, so runs do not pile them up in the system's temporary directory.
+pub fn fixture_dir(tag: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cclab-fixture-{tag}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// A test's scratch directory: a path that removes its directory when dropped, unless the
+/// test is failing.
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for a look: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The run of `doc` whose params include every `(key, value)` of `want`.

@@ -17,7 +17,8 @@ fn chromium_check_catches_a_broken_page() {
     let broken = html
         .replacen("<g class=\"data\"", "<g class=\"data\" display=\"none\"", 1)
         .replace("</main>", "<script>notDefinedAnywhere()</script></main>");
-    let page = tmpdir("broken").join("report.html");
+    let page_dir = tmpdir("broken");
+    let page = page_dir.join("report.html");
     std::fs::write(&page, broken).unwrap();
     let (v, _, console) = selfcheck_raw(&bin, &page);
     assert_eq!(v["empty"], serde_json::json!(["lossy-lan-goodput"]), "{v}");
@@ -177,7 +178,8 @@ figs.forEach(function(f,i){var svg=f.querySelector('svg');var t=cclabPlot.svgTex
 cclabPlot.toPng(svg,function(b){out[i]={svg:t.length,png:b?b.size:0,type:b?b.type:''};
 if(--left===0){var p=document.createElement('pre');p.id='exportcheck';p.textContent=JSON.stringify(out);document.body.appendChild(p);}});});})();
 </script></body>"#;
-    let page = tmpdir("export").join("report.html");
+    let page_dir = tmpdir("export");
+    let page = page_dir.join("report.html");
     std::fs::write(&page, html.replace("</body>", probe)).unwrap();
     let b = browse(
         &bin,

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::common::tmpdir;
+use crate::common::{fixture_dir, tmpdir};
 use crate::{browse, chromium, count, figure, lines_of, lossy_lan, run_out, small_repeat};
 
 const BUFFER_SWEEP: &str = r#"
@@ -26,7 +26,7 @@ cc = "bbr"
 fn buffer_sweep() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| {
-        let d = tmpdir("buffer-sweep");
+        let d = fixture_dir("buffer-sweep");
         let f = d.join("buf.toml");
         std::fs::write(&f, BUFFER_SWEEP).unwrap();
         let out = d.join("res");
@@ -187,7 +187,8 @@ t.forEach(function(a,i){var r=a[0];
 var p=document.createElement('pre');p.id='labelcheck';p.textContent=JSON.stringify({texts:n,bad:bad});document.body.appendChild(p);})();
 </script></body>"#;
     let check = |html: &str| -> Value {
-        let page = tmpdir("labels").join("report.html");
+        let page_dir = tmpdir("labels");
+        let page = page_dir.join("report.html");
         std::fs::write(&page, html.replace("</body>", probe)).unwrap();
         let b = browse(
             &bin,

@@ -26,7 +26,7 @@ use std::time::Duration;
 use cclab::browser::Browse;
 use serde_json::Value;
 
-use common::{cclab, tmpdir};
+use common::{cclab, fixture_dir};
 
 fn seed(name: &str) -> PathBuf {
     PathBuf::from(format!(
@@ -67,7 +67,7 @@ cc = ["cubic", "bbr"]
 fn lossy_lan() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| {
-        let d = tmpdir("lossy-lan");
+        let d = fixture_dir("lossy-lan");
         run_out(&seed("lossy-lan"), &d, &[]);
         d
     })
@@ -77,7 +77,7 @@ fn lossy_lan() -> &'static PathBuf {
 fn small_repeat() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| {
-        let d = tmpdir("small-repeat");
+        let d = fixture_dir("small-repeat");
         let f = d.join("small.toml");
         std::fs::write(&f, SMALL).unwrap();
         let out = d.join("res");

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::common::{cclab, tmpdir};
+use crate::common::{cclab, fixture_dir, tmpdir};
 use crate::{
     bars, browse, chromium, count, figure, lines_of, lossy_lan, run_figure, run_out, selfcheck,
     tsdata, SMALL,
@@ -51,7 +51,7 @@ fn as_kernel(src: &Path, dst: &Path, gp: f64) {
 fn overlay_page() -> &'static PathBuf {
     static D: OnceLock<PathBuf> = OnceLock::new();
     D.get_or_init(|| {
-        let d = tmpdir("overlay");
+        let d = fixture_dir("overlay");
         let f = d.join("small.toml");
         std::fs::write(&f, SMALL).unwrap();
         run_out(&f, &d.join("sim"), &[]);
@@ -171,7 +171,8 @@ fn probe(bin: &Path, tag: &str, html: &str, probe: &str) -> (Value, Value) {
     let script = format!(
         "<script>window.addEventListener('load',function(){{setTimeout(function(){{function put(out){{var p=document.createElement('pre');p.id='probe';p.textContent=JSON.stringify(out);document.body.appendChild(p);}}(async function(){{{probe}}})().then(put,function(e){{put({{error:String(e&&e.stack||e)}})}});}},50)}});</script></body>"
     );
-    let page = tmpdir(tag).join("report.html");
+    let page_dir = tmpdir(tag);
+    let page = page_dir.join("report.html");
     std::fs::write(&page, html.replace("</body>", &script)).unwrap();
     let b = browse(
         bin,

@@ -139,7 +139,8 @@ fn report_is_self_contained_with_every_plot() {
 fn report_subcommand_rebuilds_the_same_page_and_merges_dirs() {
     let d = small_repeat();
     let first = std::fs::read_to_string(d.join("report.html")).unwrap();
-    let out = tmpdir("rebuild").join("again.html");
+    let out_dir = tmpdir("rebuild");
+    let out = out_dir.join("again.html");
     let o = cclab()
         .arg("report")
         .arg(d)
@@ -155,7 +156,8 @@ fn report_subcommand_rebuilds_the_same_page_and_merges_dirs() {
     );
     // Merge two directories into one page.
     let l = lossy_lan();
-    let merged = tmpdir("merge").join("both.html");
+    let merged_dir = tmpdir("merge");
+    let merged = merged_dir.join("both.html");
     let o = cclab()
         .arg("report")
         .arg(d)
