@@ -166,7 +166,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// backend that will run it.
 pub fn plan(path: &str, opts: &RunOptions) -> Result<Plan, Error> {
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
-    let file = ScenarioFile::from_file_for(path, backend.controllers())?;
+    let file =
+        ScenarioFile::from_file_with_overrides(path, backend.controllers(), &opts.overrides)?;
     // The bytes the scenario was read from (a file that cannot be read again now was read
     // a moment ago: its hash stays empty rather than failing the run).
     let sha256 = std::fs::read(path)
@@ -187,21 +188,18 @@ pub fn plan_text(
     let backend = crate::backends::by_name(&opts.backend).map_err(Error::new)?;
     let mut cat = backend.controllers();
     cat.py_objects = opts.py_controllers && backend.name() == "sim";
-    let file =
-        ScenarioFile::from_str_for(text, origin, cat)?.with_dir(dir.map(|d| d.to_path_buf()));
+    let file = ScenarioFile::from_str_with_overrides(text, origin, cat, &opts.overrides)?
+        .with_dir(dir.map(|d| d.to_path_buf()));
     plan_file(file, origin, sha256_hex(text.as_bytes()), opts)
 }
 
-/// The overrides, the seed and the matrix of a loaded scenario.
+/// The seed and the matrix of a scenario loaded with its overrides.
 fn plan_file(
     mut file: ScenarioFile,
     path: &str,
     sha256: String,
     opts: &RunOptions,
 ) -> Result<Plan, Error> {
-    for o in &opts.overrides {
-        file.apply_override(o)?;
-    }
     if let Some(seed) = opts.seed {
         file.apply_override(&format!("seed={seed}"))?;
     }

@@ -121,6 +121,34 @@ impl ScenarioFile {
         origin: &str,
         catalog: CcCatalog,
     ) -> Result<ScenarioFile, ScenarioError> {
+        Self::from_str_with_overrides(text, origin, catalog, &[])
+    }
+
+    /// Reads and checks a scenario file as [`ScenarioFile::from_file_for`] does with the
+    /// `--set` overrides applied first, so an override replaces a value the file has wrong
+    /// (`--set flows.cc=cubic` over a file's `cc = "cubci"`): the file is checked once, as
+    /// overridden, and each error names where its value came from (the file's line or the
+    /// `--set`).
+    pub fn from_file_with_overrides(
+        path: impl AsRef<Path>,
+        catalog: CcCatalog,
+        overrides: &[String],
+    ) -> Result<ScenarioFile, ScenarioError> {
+        let path = path.as_ref();
+        let origin = path.display().to_string();
+        let text = Self::read_text(path)?;
+        let mut file = Self::from_str_with_overrides(&text, &origin, catalog, overrides)?;
+        file.dir = path.parent().map(|p| p.to_path_buf());
+        Ok(file)
+    }
+
+    /// [`ScenarioFile::from_file_with_overrides`] for scenario text.
+    pub fn from_str_with_overrides(
+        text: &str,
+        origin: &str,
+        catalog: CcCatalog,
+        overrides: &[String],
+    ) -> Result<ScenarioFile, ScenarioError> {
         let ctx = Ctx {
             origin,
             cat: &catalog,
@@ -130,12 +158,15 @@ impl ScenarioFile {
         let doc = DeTable::parse(text).map_err(|e| syntax_error(&ctx, text, &index, &e))?;
         let root = raw::convert_table(doc.get_ref(), &at)
             .map_err(|(loc, m)| ctx.err(ErrorKind::BadValue, &loc, None, None, m))?;
-        let file = ScenarioFile {
+        let mut file = ScenarioFile {
             origin: origin.to_string(),
             root,
             catalog: catalog.clone(),
             dir: None,
         };
+        for o in overrides {
+            file.edit_override(o)?;
+        }
         file.check()?;
         Ok(file)
     }

@@ -76,6 +76,18 @@ impl ScenarioFile {
     /// `flows.<i>.cc_params.<name>`. A key the file lacks is added at the end of its table.
     /// `link.rate` and `link.trace` replace each other. On error the file is left unchanged.
     pub fn apply_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
+        let before = self.root.clone();
+        self.edit_override(spec)?;
+        if let Err(e) = self.check() {
+            self.root = before;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// [`ScenarioFile::apply_override`]'s edit without the check of the whole file after it
+    /// (the caller checks once after all of them). On error the file is left unchanged.
+    pub(super) fn edit_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
         let loc = Loc::Set(Rc::from(spec));
         let origin = self.origin.clone();
         let catalog = self.catalog.clone();
@@ -221,10 +233,6 @@ impl ScenarioFile {
                     ));
                 }
             }
-        }
-        if let Err(e) = self.check() {
-            self.root = before;
-            return Err(e);
         }
         Ok(())
     }

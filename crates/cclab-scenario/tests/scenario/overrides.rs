@@ -97,3 +97,24 @@ fn override_errors() {
     let e = f.apply_override("link.loss=2").unwrap_err();
     assert_eq!(e.to_string(), "t.toml: --set link.loss=2: link.loss = 2: a bare 2 is not a probability (it would be 200% of packets); write \"2%\" (netem's reading) or a fraction below 1 such as 0.01 for 1%");
 }
+
+#[test]
+fn an_override_replaces_a_value_the_file_has_wrong() {
+    let text = BASE.replace("cc = \"cubic\"", "cc = \"cubci\"");
+    assert_ne!(text, BASE, "the test edits BASE's controller");
+    let sim = CcCatalog::simulator;
+    // The file alone is refused; with the override that replaces the bad value it runs.
+    assert!(ScenarioFile::from_str_with_overrides(&text, "t.toml", sim(), &[]).is_err());
+    let f = ScenarioFile::from_str_with_overrides(&text, "t.toml", sim(), &["flows.cc=bbr".into()])
+        .unwrap();
+    assert_eq!(f.expand().unwrap()[0].scenario.flows[0].cc, "bbr");
+    // A bad file value and a bad override are both named, each where it came from.
+    let e =
+        ScenarioFile::from_str_with_overrides(&text, "t.toml", sim(), &["link.rate=fast".into()])
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("cubci") && e.contains("--set link.rate=fast"),
+        "{e}"
+    );
+}
