@@ -266,6 +266,15 @@ pub fn text(cal: &Calibration) -> String {
                 fmt_metric(m.metric, m.sim)
             );
         }
+        let missed: Vec<&str> = p
+            .metrics
+            .iter()
+            .filter(|m| m.ok == Some(false))
+            .map(|m| m.metric.split('_').next().unwrap_or(""))
+            .collect();
+        if !missed.is_empty() {
+            let _ = write!(s, " | outside target: {}", missed.join(", "));
+        }
         s.push('\n');
     }
     if cal.kernel {

@@ -54,6 +54,20 @@ fn errors_ranges_and_targets() {
     let s = summarize(&p);
     assert!(!s.pass);
     assert_eq!(s.goodput_within_10pct, 1.0);
+    // The terminal line names the metrics outside their targets.
+    let cal = Calibration {
+        cclab: String::new(),
+        repeat: 3,
+        kernel: true,
+        kernel_from: None,
+        points: p.clone(),
+        summary: s,
+        disturbed: Vec::new(),
+        rerun_runs: 0,
+        rerun_attempts: 0,
+    };
+    let line = text(&cal).lines().next().unwrap().to_string();
+    assert!(line.ends_with("| outside target: retrans, rtt"), "{line}");
     // Outside 10% but inside the kernel's range still counts.
     let sim = [run_with(119.0, 0.0, 41.0)];
     let sr: Vec<&RunResult> = sim.iter().collect();
