@@ -270,6 +270,10 @@ pub struct Rate {
     /// Trace: bytes left in the last opportunity used, and its time (ns from time zero).
     left: u32,
     left_at: Nanos,
+    /// Fixed rate: the last packet length and its exact time on the wire, ns (most packets
+    /// have one of two lengths; the division is kept for the next one of the same length).
+    last_len: u32,
+    last_ns: f64,
 }
 
 impl Rate {
@@ -300,6 +304,8 @@ impl Rate {
             opp: (0, 0),
             left: 0,
             left_at: 0,
+            last_len: 0,
+            last_ns: 0.0,
         }
     }
 
@@ -330,7 +336,11 @@ impl Rate {
     pub fn finish(&mut self, start: Nanos, len: u32) -> Nanos {
         match &self.desc {
             RateDesc::Fixed(bps) => {
-                let exact = len as f64 * 8.0 * 1e9 / bps + self.carry;
+                if len != self.last_len {
+                    self.last_len = len;
+                    self.last_ns = len as f64 * 8.0 * 1e9 / bps;
+                }
+                let exact = self.last_ns + self.carry;
                 let whole;
                 (whole, self.carry) = whole_ns(exact);
                 start + whole.max(1)
