@@ -48,15 +48,25 @@ impl Histogram {
         lo + ((1u64 << shift) >> 1)
     }
 
+    /// Once per packet through the bottleneck: inlined into the caller, with the rare growth
+    /// of the bucket array out of line (`grow`).
+    #[inline]
     pub fn record(&mut self, v: u64) {
         let b = Self::bucket(v);
         if b >= self.counts.len() {
-            self.counts.resize(b + 1, 0);
+            self.grow(b);
         }
         self.counts[b] += 1;
         self.total += 1;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
+    }
+
+    /// Room for bucket `b` (a value larger than any before).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, b: usize) {
+        self.counts.resize(b + 1, 0);
     }
 
     pub fn count(&self) -> u64 {

@@ -77,6 +77,7 @@ impl Timers {
 
     /// The next event no later than `end`: its time and slot, which is then no longer
     /// pending. `None` when nothing is pending by `end` (what is pending stays so).
+    #[inline]
     pub fn pop(&mut self, end: Nanos) -> Option<(Nanos, usize)> {
         if self.scan {
             // The first slot with the earliest time.
@@ -92,6 +93,13 @@ impl Timers {
             self.due[slot] = NEVER;
             return Some((t, slot));
         }
+        self.pop_heap(end)
+    }
+
+    /// [`Self::pop`] for many slots: out of line, so the common scan inlines into the
+    /// engine's loop without the heap's code and register saves.
+    #[inline(never)]
+    fn pop_heap(&mut self, end: Nanos) -> Option<(Nanos, usize)> {
         while let Some(&Reverse(k)) = self.heap.peek() {
             let (t, slot) = ((k >> 64) as Nanos, k as u64 as usize);
             if t > end {
