@@ -1,7 +1,7 @@
 //! The `cclab` binary: output formats, overrides and one-line errors.
 
 mod common;
-use common::{cclab, json_stdout, stdout_of, tmpdir};
+use common::{cclab, json_stdout, scenario_file, stdout_of, tmpdir};
 
 const SMALL: &str = r#"
 name = "small"
@@ -16,10 +16,7 @@ cc = ["cubic", "bbr"]
 
 /// A fresh directory `name` holding `SMALL` as `s.toml`: (the directory, the file).
 fn small_scenario(name: &str) -> (common::Scratch, std::path::PathBuf) {
-    let d = tmpdir(name);
-    let f = d.join("s.toml");
-    std::fs::write(&f, SMALL).unwrap();
-    (d, f)
+    scenario_file(name, "s.toml", SMALL)
 }
 
 #[test]

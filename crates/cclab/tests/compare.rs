@@ -1,7 +1,7 @@
 //! `cclab compare A B`: two sim runs of one scenario with different seeds.
 
 mod common;
-use common::{cclab, tmpdir};
+use common::{cclab, scenario_file};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -25,9 +25,7 @@ fn ok(o: Output) -> String {
 
 /// Runs SIZED with seeds 1 and 2; returns (the scratch directory, dir A, dir B).
 fn two_seeds(tag: &str) -> (common::Scratch, PathBuf, PathBuf) {
-    let d = tmpdir(tag);
-    let f = d.join("cmp.toml");
-    std::fs::write(&f, SIZED).unwrap();
+    let (d, f) = scenario_file(tag, "cmp.toml", SIZED);
     for (s, sub) in [("1", "a"), ("2", "b")] {
         ok(cclab()
             .args(["run", "-q", "--seed", s, "--out"])
@@ -218,9 +216,11 @@ fn compare_with_itself_is_zero_everywhere_and_unrelated_results_share_nothing() 
         }
     }
     // Another scenario: nothing shared, a one-line error and both sides listed.
-    let d = tmpdir("other");
-    let f = d.join("o.toml");
-    std::fs::write(&f, SIZED.replace("name = \"cmp\"", "name = \"other\"")).unwrap();
+    let (d, f) = scenario_file(
+        "other",
+        "o.toml",
+        &SIZED.replace("name = \"cmp\"", "name = \"other\""),
+    );
     ok(cclab()
         .args(["run", "-q", "--out"])
         .arg(d.join("o"))
@@ -257,9 +257,7 @@ cc = "cubic"
 
 #[test]
 fn compare_names_setup_differences_first_and_summarises_before_details() {
-    let d = tmpdir("setup");
-    let f = d.join("s.toml");
-    std::fs::write(&f, PLAIN).unwrap();
+    let (d, f) = scenario_file("setup", "s.toml", PLAIN);
     ok(cclab()
         .args(["run", "-q", "--out"])
         .arg(d.join("a"))
@@ -388,9 +386,7 @@ fn compare_names_setup_differences_first_and_summarises_before_details() {
 
 #[test]
 fn a_set_shows_in_meta_json_results_and_the_report() {
-    let d = tmpdir("meta");
-    let f = d.join("s.toml");
-    std::fs::write(&f, PLAIN).unwrap();
+    let (d, f) = scenario_file("meta", "s.toml", PLAIN);
     let out = d.join("o");
     let text = ok(cclab()
         .args(["run", "--set", "link.loss=2%", "--out"])
@@ -431,9 +427,7 @@ fn a_set_shows_in_meta_json_results_and_the_report() {
 
 #[test]
 fn a_long_overrides_row_does_not_push_the_pairs_column_off_the_screen() {
-    let d = tmpdir("setup-width");
-    let f = d.join("s.toml");
-    std::fs::write(&f, PLAIN).unwrap();
+    let (d, f) = scenario_file("setup-width", "s.toml", PLAIN);
     let run = |out: &str, sets: &[&str]| {
         let mut cmd = cclab();
         cmd.args(["run", "-q", "--set", "link.loss=[0.5%,1%]"]);
@@ -479,9 +473,7 @@ fn a_long_overrides_row_does_not_push_the_pairs_column_off_the_screen() {
 /// parameter's values are the setup difference. Errors name the values to choose from.
 #[test]
 fn compare_by_splits_one_results_set_on_a_swept_parameter() {
-    let d = tmpdir("cmp-by");
-    let f = d.join("cmp.toml");
-    std::fs::write(&f, SIZED).unwrap();
+    let (d, f) = scenario_file("cmp-by", "cmp.toml", SIZED);
     ok(cclab()
         .args(["run", "-q", "--out"])
         .arg(d.join("r"))

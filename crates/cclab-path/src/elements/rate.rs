@@ -273,8 +273,9 @@ pub struct Rate {
     /// Trace: bytes left in the last opportunity used, and its time (ns from time zero).
     left: u32,
     left_at: Nanos,
-    /// Fixed rate: the last packet length and its exact time on the wire, ns (most packets
-    /// have one of two lengths; the division is kept for the next one of the same length).
+    /// Fixed rate: the last packet length and its exact time on the wire, ns (a direction
+    /// carries mostly one length, full segments or ACKs: the division is kept for the next
+    /// packet of the same length).
     last_len: u32,
     last_ns: f64,
 }

@@ -77,16 +77,16 @@ impl ScenarioFile {
     /// `link.rate` and `link.trace` replace each other. On error the file is left unchanged.
     pub fn apply_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
         let before = self.root.clone();
-        self.edit_override(spec)?;
-        if let Err(e) = self.check() {
+        let r = self.edit_override(spec).and_then(|()| self.check());
+        if r.is_err() {
             self.root = before;
-            return Err(e);
         }
-        Ok(())
+        r
     }
 
     /// [`ScenarioFile::apply_override`]'s edit without the check of the whole file after it
-    /// (the caller checks once after all of them). On error the file is left unchanged.
+    /// (the caller checks once after all of them). On error the file may be part-edited: the
+    /// caller restores or discards it.
     pub(super) fn edit_override(&mut self, spec: &str) -> Result<(), ScenarioError> {
         let loc = Loc::Set(Rc::from(spec));
         let origin = self.origin.clone();
@@ -210,7 +210,6 @@ impl ScenarioFile {
             ["flows", k] => return Err(unknown("flows.", k)),
             _ => return Err(unknown("", parts.last().copied().unwrap_or(key))),
         };
-        let before = self.root.clone();
         // The rate and the trace each give the bottleneck's rate: setting one replaces the other.
         let replaces = match (targets.as_slice(), k) {
             ([Section::Link], "rate") => Some("trace"),
@@ -226,7 +225,6 @@ impl ScenarioFile {
             match self.table_mut(section, &loc) {
                 Some(t) => t.set(k, parsed.clone()),
                 None => {
-                    self.root = before;
                     return Err(bad(
                         Some(key.into()),
                         "the file has no table to hold it".into(),

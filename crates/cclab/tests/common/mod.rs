@@ -35,6 +35,15 @@ pub fn tmpdir(tag: &str) -> Scratch {
     Scratch(d)
 }
 
+/// A fresh scratch directory ([`tmpdir`]) holding `text` as the scenario file `file`:
+/// (the directory, the file).
+pub fn scenario_file(tag: &str, file: &str, text: &str) -> (Scratch, PathBuf) {
+    let d = tmpdir(tag);
+    let f = d.join(file);
+    std::fs::write(&f, text).unwrap();
+    (d, f)
+}
+
 /// A fresh, empty directory for a fixture that several tests of one binary share (held in a
 /// static, so never dropped): under cargo's `target/tmp`, one per tag, emptied when first
 /// used, so runs do not pile them up in the system's temporary directory.
