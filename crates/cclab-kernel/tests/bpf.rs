@@ -318,11 +318,26 @@ ecn = true
         "{acc:?}"
     );
     assert!(prague.ce_marks > 0, "the L queue marked Prague");
-    // Marks made in the last round trip may not be acknowledged when the run stops.
+    // Marks on segments still in flight when the run stops are not acknowledged yet: at most
+    // Prague's window then (its largest in the last half second, at least 20 segments). And
+    // the ACE field counts CE segments modulo 8: an ACK covering many marked segments can
+    // hide a wrap from the sender, so up to 5% of the marks may go uncounted (CI once saw
+    // 577 counted of 610 marked).
+    let s = r.series.as_ref().expect("the run's series");
+    let window_at_end = s
+        .t_s
+        .iter()
+        .zip(&s.flows[0].cwnd_pkts)
+        .filter(|(t, _)| **t >= r.duration_s - 0.5)
+        .map(|(_, c)| c.ceil() as u64)
+        .max()
+        .unwrap_or(0)
+        .max(20);
     assert!(
         acc.delivered_ce_segments <= prague.ce_marks
-            && acc.delivered_ce_segments + 20 >= prague.ce_marks,
-        "AccECN counted {} CE segments, the element marked {}",
+            && acc.delivered_ce_segments + window_at_end + prague.ce_marks / 20
+                >= prague.ce_marks,
+        "AccECN counted {} CE segments, the element marked {}, Prague's window at the end {window_at_end}",
         acc.delivered_ce_segments,
         prague.ce_marks
     );
