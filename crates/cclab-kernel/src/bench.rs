@@ -64,6 +64,7 @@ pub fn element_capacity(
         group_init_cwnd: vec![10],
         group_ecn: vec![],
         host: Default::default(),
+        nic_rate_bps: None,
     })?;
     let mut points = Vec::new();
     for &rate in rates_bps {
@@ -273,6 +274,7 @@ pub fn idle_rtt(rtt_ns: u64, n: usize, timing: ElementTiming) -> Result<Vec<u64>
         group_init_cwnd: vec![10],
         group_ecn: vec![],
         host: Default::default(),
+        nic_rate_bps: None,
     })?;
     let el_shared = Arc::new(ElementShared::new());
     let mut cfg = bench_element(rtt_ns, vec![], timing, ElementMode::Segments);
@@ -448,6 +450,7 @@ pub fn tcp_capacity_point(
         group_init_cwnd: vec![10],
         group_ecn: vec![],
         host: Default::default(),
+        nic_rate_bps: None,
     })?;
     let el_shared = Arc::new(ElementShared::new());
     let cfg = bench_element(rtt_ns, vec![0], timing, mode);

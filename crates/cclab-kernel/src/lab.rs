@@ -26,6 +26,8 @@ pub struct LabConfig {
     pub group_ecn: Vec<bool>,
     /// The end hosts' TCP settings (sysctls and route attributes in their namespaces).
     pub host: cclab_core::host::HostTcp,
+    /// The sending host's interface rate (`hosts.nic_rate`), emulated on the sender's veth.
+    pub nic_rate_bps: Option<f64>,
     /// Leave the namespaces in place when the lab is dropped (debugging; `cclab lab clean`
     /// removes them).
     pub keep_namespaces: bool,
@@ -51,6 +53,7 @@ impl Lab {
             group_init_cwnd: cfg.group_init_cwnd.clone(),
             group_ecn: cfg.group_ecn.clone(),
             host: cfg.host.clone(),
+            nic_rate_bps: cfg.nic_rate_bps,
         })?;
         topo.keep = cfg.keep_namespaces;
         let shared = Arc::new(ElementShared::new());

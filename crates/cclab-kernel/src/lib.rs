@@ -303,6 +303,7 @@ pub fn lab_config(sc: &Scenario, opts: &KernelOptions, flow_group: Vec<u32>) -> 
         group_init_cwnd: sc.flows.iter().map(|f| f.init_cwnd).collect(),
         group_ecn: sc.flows.iter().map(|f| f.ecn).collect(),
         host: sc.hosts.tcp.clone(),
+        nic_rate_bps: sc.hosts.nic_rate_bps,
         keep_namespaces: opts.keep_namespaces,
     }
 }

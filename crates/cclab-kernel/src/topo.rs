@@ -77,6 +77,11 @@ pub struct TopoConfig {
     pub group_ecn: Vec<bool>,
     /// The end hosts' TCP settings, applied in the sender and receiver namespaces.
     pub host: cclab_core::host::HostTcp,
+    /// The sending host's interface rate, bit/s (`hosts.nic_rate`): a `tbf` qdisc on the
+    /// sender's veth sends at that rate and holds each buffer (charged to its socket, as a
+    /// network card holds it until its transmit completion) until it goes. `None` = the
+    /// veth's own way: a buffer is freed as soon as the router takes it.
+    pub nic_rate_bps: Option<f64>,
 }
 
 /// The sysctls that carry `host` in an end host's namespace: (scenario key, sysctl, value).
@@ -219,6 +224,23 @@ impl Topology {
         }
         for ns in [s, r, c] {
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        if let Some(rate) = cfg.nic_rate_bps {
+            // One buffer of the largest GSO size may go at once (its frames then take their
+            // time at the rate before the next one may), as a card sends one after another.
+            let rate = format!("{}bit", rate.round() as u64);
+            run_cmd(
+                "tc",
+                &[
+                    "-n", s, "qdisc", "replace", "dev", "s0", "root", "tbf", "rate", &rate,
+                    "burst", "70000", "limit", "16000000",
+                ],
+            )
+            .map_err(|e| {
+                KernelError::Setup(format!(
+                    "could not emulate hosts.nic_rate with a tbf qdisc on the sender's interface ({e}); is the kernel's sch_tbf module available?"
+                ))
+            })?;
         }
         let gw_s = fmt(addr::ROUTER_SND);
         ip(&["-n", s, "route", "add", "default", "via", &gw_s])?;

@@ -326,6 +326,9 @@ fn show_hosts(r: &Map<String, Value>) -> String {
     if r.get("hosts.pacing").and_then(Value::as_bool) == Some(true) {
         d.push("fq pacing".into());
     }
+    if let Some(n) = r.get("hosts.nic_rate").and_then(Value::as_f64) {
+        d.push(format!("{} interface", units::rate(n)));
+    }
     if !d.is_empty() {
         s.push_str(&format!(" ({})", d.join(", ")));
     }

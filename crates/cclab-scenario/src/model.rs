@@ -297,6 +297,10 @@ pub struct HostsSpec {
     pub init_cwnd: Option<u32>,
     /// Pace every controller's sending (as the fq qdisc does), not only those that ask.
     pub pacing: bool,
+    /// The sending host's interface rate, bit/s (`nic_rate`): TCP small queues count a
+    /// buffer until the interface has sent it. `None` = freed as soon as it is handed over,
+    /// as on the kernel lab's veth (the lab emulates an interface with a `tbf` qdisc).
+    pub nic_rate_bps: Option<f64>,
     /// The named set the TCP settings started from (`hosts.profile`: [`HOST_PROFILES`]);
     /// keys given in `[hosts]` override it.
     pub profile: String,
@@ -330,6 +334,7 @@ impl Default for HostsSpec {
             tcp: HostTcp::default(),
             init_cwnd: None,
             pacing: false,
+            nic_rate_bps: None,
             profile: "linux".into(),
             latency_ns: 0,
             jitter_ns: 0,
@@ -725,6 +730,10 @@ impl Scenario {
         );
         m.insert("hosts.notsent_lowat".into(), opt(t.notsent_lowat));
         m.insert("hosts.pacing".into(), Value::from(h.pacing));
+        m.insert(
+            "hosts.nic_rate".into(),
+            h.nic_rate_bps.map(Value::from).unwrap_or(Value::Null),
+        );
         m.insert("hosts.probe_start".into(), Value::from(t.probe_start));
         m.insert("hosts.profile".into(), Value::from(h.profile.clone()));
         let single = self.flows.len() == 1;
@@ -840,6 +849,9 @@ impl Scenario {
             tcp.slow_start_after_idle.into(),
         );
         ht.insert("pacing".into(), h.pacing.into());
+        if let Some(r) = h.nic_rate_bps {
+            ht.insert("nic_rate".into(), crate::units::fmt_rate(r as u64).into());
+        }
         ht.insert("probe_start".into(), tcp.probe_start.into());
         ht.insert("profile".into(), h.profile.clone().into());
         t.insert("hosts".into(), toml::Value::Table(ht));

@@ -71,6 +71,9 @@ pub struct SimConfig {
     /// no time at all (the default; scenarios set it with `hosts.latency` and
     /// `hosts.jitter`).
     pub host_latency: Option<HostLatency>,
+    /// The sending host's interface rate, bit/s (`hosts.nic_rate`; see [`crate::hosts::Nic`]);
+    /// `None` = buffers are freed as soon as they are sent, as on the kernel lab's veth.
+    pub nic_rate_bps: Option<f64>,
 }
 
 /// Link rate above which receivers coalesce (GRO), bit/s. Below it a full-size packet takes
@@ -142,6 +145,7 @@ impl SimConfig {
             hz: cclab_core::cc::DEFAULT_HZ,
             host_wake: Some(HostWake::LAB),
             host_latency: None,
+            nic_rate_bps: None,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! ACK one.
 
 use crate::config::SimConfig;
-use crate::hosts::{Host, HostCpus};
+use crate::hosts::{Host, HostCpus, Nic};
 use crate::monitor::{AckStats, IntervalStats, Monitor};
 use crate::probe::ProbeFlow;
 use crate::timers::Timers;
@@ -187,6 +187,8 @@ pub struct Simulation {
     acked: Vec<usize>,
     /// The buffer a sender's TSO burst is gathered in (kept for its capacity).
     burst: Vec<DataPkt>,
+    /// The sending host's interface, when the scenario gives its rate.
+    nic: Option<Nic>,
     trace: Option<TraceWriter>,
     /// Some flow's ACKs are watched: the event loop with the per-ACK hook runs.
     watching: bool,
@@ -380,6 +382,7 @@ impl Simulation {
             idle_sender_wakeups: 0,
             acked: Vec::new(),
             burst: Vec::new(),
+            nic: cfg.nic_rate_bps.map(Nic::new),
             trace: None,
             watching: false,
             acks_waiting: false,
@@ -868,6 +871,18 @@ impl Simulation {
 
     fn send_burst(&mut self, burst: &mut Vec<DataPkt>) {
         let now = self.now;
+        if let (Some(nic), Some(first)) = (self.nic.as_mut(), burst.first()) {
+            // The burst is one buffer to the interface; TCP small queues count it until
+            // the interface has sent it.
+            let ip: u64 = burst.iter().map(|p| p.wire_len() as u64).sum();
+            let done = nic.transmit(now, burst.len() as u64, ip);
+            if !first.is_probe() {
+                let payload: u64 = burst.iter().map(|p| p.seg.len as u64).sum();
+                self.flows[first.flow as usize]
+                    .sender
+                    .on_tx_handed(payload, done);
+            }
+        }
         if let (Some(t), Some(first)) = (self.trace.as_mut(), burst.first()) {
             let bytes: u64 = burst.iter().map(|p| p.seg.len as u64).sum();
             t.data(
@@ -915,6 +930,9 @@ impl Simulation {
                 psh: true,
             },
         };
+        if let Some(nic) = self.nic.as_mut() {
+            nic.transmit(now, 1, pkt.wire_len() as u64);
+        }
         let (q, flows, b) = (&mut self.queue_stats, &mut self.flows, self.bottleneck);
         self.data
             .enqueue(now, pkt, &mut |j, d| left_element(q, flows, b, j, d));

@@ -159,3 +159,39 @@ mod tests {
             .is_none());
     }
 }
+
+/// The sending host's network interface, when the scenario gives its rate
+/// (`hosts.nic_rate`): it sends what TCP hands it in order, at its rate, and frees each
+/// buffer when it is sent, which is when TCP small queues count it gone
+/// (`cclab_core::sender`'s `tsq.rs`). The packets themselves go on to the path at once:
+/// the interface's rate must exceed the path's (the scenario checks it), so its spacing
+/// would be undone at the bottleneck's queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nic {
+    /// The interface's rate, bits per second of Ethernet frames.
+    pub rate_bps: f64,
+    /// When the interface has sent everything handed to it so far.
+    free_at: Nanos,
+}
+
+/// An Ethernet header, bytes: the frame the interface sends (and the lab's qdisc counts)
+/// is the IP packet and this.
+const ETH_HEADER: u64 = 14;
+
+impl Nic {
+    pub fn new(rate_bps: f64) -> Self {
+        Nic {
+            rate_bps,
+            free_at: 0,
+        }
+    }
+
+    /// Hand the interface `packets` IP packets of `ip_bytes` together at `now`; returns
+    /// when it will have sent them.
+    pub fn transmit(&mut self, now: Nanos, packets: u64, ip_bytes: u64) -> Nanos {
+        let bits = ((ip_bytes + packets * ETH_HEADER) * 8) as f64;
+        let ns = (bits * 1e9 / self.rate_bps).ceil() as Nanos;
+        self.free_at = self.free_at.max(now) + ns;
+        self.free_at
+    }
+}

@@ -83,6 +83,7 @@ pub fn config_from_scenario(sc: &Scenario) -> Result<SimConfig, UnsupportedError
                 mean_ns: sc.hosts.jitter_ns,
             },
         ),
+        nic_rate_bps: sc.hosts.nic_rate_bps,
     })
 }
 

@@ -397,6 +397,34 @@ fn controller_parameters_reach_the_controller() {
 /// The hosts' buffers bound the window (docs/model.md, hosts): on 100 Mbit/s x 200 ms
 /// (BDP 2.5 MB) a bulk BBR flow carries at most one send buffer per RTT, and at most one
 /// receive window per RTT; with Linux's defaults neither binds below 4 MB.
+/// TCP small queues behind the sending host's interface (`hosts.nic_rate`): on 200 Mbit/s x
+/// 100 ms with Linux's default hosts, CUBIC's writer fills cwnd past the 4 MiB send buffer
+/// behind the lab's veth and overflows the 1 BDP queue in slow start; behind a 1 Gbit/s
+/// interface its pieces stop, the send buffer holds its window below the path's and
+/// nothing is lost. Behind a 10 Gbit/s interface, faster than the writer, the pieces run on
+/// (small queues only hold back a few ACK-clocked bursts that meet at one instant).
+#[test]
+fn a_slow_interface_holds_cubic_to_its_send_buffer() {
+    let run_with = |nic: Option<f64>| {
+        let mut cfg = SimConfig::single("cubic", 200e6, 100 * MS, 1.0, 0.0, 5 * S);
+        cfg.flows[0].host = HostTcp::default();
+        cfg.nic_rate_bps = nic;
+        let r = run(&cfg);
+        (r.flows[0].retransmits, r.flows[0].goodput_bps)
+    };
+    let (veth, veth_bps) = run_with(None);
+    let (slow, slow_bps) = run_with(Some(1e9));
+    let (fast, fast_bps) = run_with(Some(1e10));
+    assert!(veth > 100, "behind the veth the queue overflows: {veth}");
+    assert_eq!(slow, 0, "behind 1 Gbit/s the send buffer binds first");
+    assert!(slow_bps > 0.5 * veth_bps, "{slow_bps} vs {veth_bps}");
+    assert!(fast > 100, "behind 10 Gbit/s the pieces run on: {fast}");
+    assert!(
+        (fast_bps / veth_bps - 1.0).abs() < 0.02,
+        "{fast_bps} vs {veth_bps}"
+    );
+}
+
 #[test]
 fn host_buffers_bound_the_window() {
     let goodput = |host: HostTcp, cc: &str| {

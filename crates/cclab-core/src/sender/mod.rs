@@ -172,6 +172,7 @@ mod sndbuf;
 #[cfg(test)]
 mod tests;
 mod timer;
+mod tsq;
 
 /// Linux `TCP_TIMEOUT_MIN`: 2 jiffies, added to the TLP and RACK reordering timeouts.
 const TIMEOUT_MIN_JIFFIES: u64 = 2;
@@ -402,6 +403,8 @@ pub struct Sender {
     /// Send-queue buffers holding sent, unacknowledged data: the `F_SKB_END` marks in
     /// `snd_una..snd_nxt` (each costs [`host::SKB_OVERHEAD`] of the send buffer).
     skbs_out: u64,
+    /// Transmissions the host's interface has not completed (TCP small queues).
+    tsq: tsq::Tsq,
     /// Probing start (`HostTcp::probe_start`): the first and latest ACK of the initial
     /// window that delivered data, (time, delivered); `None` before the first. The jump is
     /// done once `stats.probe_start_bw` is known.
@@ -479,6 +482,7 @@ impl Sender {
             writing_at: None,
             max_window: snd_wnd_end,
             skbs_out: 0,
+            tsq: tsq::Tsq::default(),
             train: None,
             queue_cwr: false,
             accecn,

@@ -52,6 +52,7 @@ impl Sender {
     /// The next segment to put on the wire now, if cwnd, pacing and data allow.
     pub fn poll_transmit(&mut self, now: Nanos) -> Option<Segment> {
         self.set_now(now);
+        self.tsq.wake = None;
         if let Some(p) = self.pending_probe.take() {
             return Some(p);
         }
@@ -96,6 +97,11 @@ impl Sender {
                 }
             } else {
                 self.burst_left = 1;
+            }
+            // TCP small queues: too much already waits at the host's interface.
+            if self.tsq_throttled(now, self.burst_left, have_retrans) {
+                self.burst_left = 0;
+                return None;
             }
             if !have_retrans {
                 self.refill_tail(now);

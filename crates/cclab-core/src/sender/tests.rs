@@ -100,6 +100,64 @@ fn a_writer_with_cwnd_to_spare_writes_past_the_send_buffer() {
     assert!(p.wmem_queued() < p.sndbuf() + 70_000);
 }
 
+/// Like [`drain`], with the host's interface sending at `bps`: each burst is handed to it
+/// as it ends and stays charged to the socket until the interface has sent it (`free`: when
+/// the interface is next idle).
+fn drain_nic(s: &mut Sender, now: Nanos, bps: u64, free: &mut Nanos) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    while let Some(seg) = s.poll_transmit(now) {
+        bytes += seg.len as u64;
+        if seg.burst_end {
+            *free = (*free).max(now) + bytes * 8 * NS_PER_SEC / bps;
+            s.on_tx_handed(bytes, *free);
+            bytes = 0;
+        }
+        out.push(seg);
+    }
+    out
+}
+
+/// TCP small queues (`tcp_small_queue_check()`): a writer's pieces go only while the
+/// interface keeps up with them. Behind a 1 Gbit/s interface the pieces soon have more than
+/// two buffers waiting at it, the push is refused and the writer stops near the send buffer;
+/// the socket sends the rest of what was written at the next transmit completion, without
+/// the writer. Behind a 10 Gbit/s interface (faster than the writer's pieces) nothing
+/// changes.
+#[test]
+fn a_slow_interface_stops_the_writers_pieces_at_the_send_buffer() {
+    let mut a = ack(60);
+    a.wnd = 10 << 20;
+    let t = 100 * NS_PER_MS;
+
+    let mut s = small_buffer(None);
+    let mut free = 0;
+    drain_nic(&mut s, 0, 1_000_000_000, &mut free);
+    s.on_ack(t, &a);
+    let sent = drain_nic(&mut s, t, 1_000_000_000, &mut free);
+    assert!(sent.len() < 100, "{} sent behind 1 Gbit/s", sent.len());
+    assert!(s.wmem_queued() < s.sndbuf() + 2 * 66_000);
+    // Throttled: woken by the next completion, the socket sends what is written, and the
+    // writer, not woken by it, writes nothing more.
+    let wake = s
+        .next_timeout()
+        .expect("a transmit completion wakes the socket");
+    assert!(wake > t && wake < t + NS_PER_MS, "woken at {wake}");
+    let written = s.app_written;
+    s.on_timeout(wake);
+    let more = drain_nic(&mut s, wake, 1_000_000_000, &mut free);
+    assert!(!more.is_empty());
+    assert_eq!(s.app_written, written);
+
+    let mut f = small_buffer(None);
+    let mut free = 0;
+    drain_nic(&mut f, 0, 10_000_000_000, &mut free);
+    f.on_ack(t, &a);
+    let sent = drain_nic(&mut f, t, 10_000_000_000, &mut free);
+    assert!(sent.len() > 150, "{} sent behind 10 Gbit/s", sent.len());
+    assert!(f.wmem_queued() > 3 * f.sndbuf());
+}
+
 /// The send buffer counts each buffer's overhead beside its payload, and SACKed data
 /// joins the SACKed buffer before it (`tcp_shift_skb_data()`), freeing an overhead.
 #[test]

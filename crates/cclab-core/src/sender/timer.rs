@@ -26,6 +26,9 @@ impl Sender {
         {
             t = Some(t.map_or(self.next_send_ns, |x| x.min(self.next_send_ns)));
         }
+        if let Some(w) = self.tsq.wake {
+            t = Some(t.map_or(w, |x| x.min(w)));
+        }
         t
     }
 

@@ -238,6 +238,7 @@ impl ScenarioFile {
             },
             init_cwnd: n(get(sh, "init_cwnd")?).map(|x| x as u32),
             pacing: b(get(sh, "pacing")?).unwrap_or(base.pacing),
+            nic_rate_bps: n(get(sh, "nic_rate")?).filter(|&r| r > 0).map(|r| r as f64),
             profile,
         };
         if let Err(e) = hosts.tcp.validate() {
@@ -248,6 +249,21 @@ impl ScenarioFile {
                 None,
                 e,
             ));
+        }
+        if let Some(r) = hosts.nic_rate_bps {
+            if r <= link.path.rate_bps {
+                return Err(ctx.err(
+                    ErrorKind::Inconsistent,
+                    &self.section_loc(sh),
+                    Some("hosts.nic_rate".into()),
+                    None,
+                    format!(
+                        "the sending interface ({}) must be faster than link.rate ({}): cclab models the sending interface's transmit completions, not the interface as the bottleneck (raise nic_rate, or make the link the slower one)",
+                        crate::units::fmt_rate(r as u64),
+                        crate::units::fmt_rate(link.path.rate_bps as u64)
+                    ),
+                ));
+            }
         }
         let (loss, loss_burst) = (link.path.loss, link.path.loss_burst);
         if loss_burst > 1.0 && cclab_path::gilbert_to_bad(loss, loss_burst) > 1.0 {

@@ -37,6 +37,8 @@ pub(super) enum Kind {
     Hz,
     /// A time, or `"off"` (= 0).
     TimeOrOff,
+    /// A fixed rate, or `"off"` (= 0).
+    RateOrOff,
     /// A `tcp_rmem`/`tcp_wmem` triple: min, default, max sizes in one string.
     MemTriple,
     /// A size in bytes, or `"off"` (= not set).
@@ -199,6 +201,7 @@ pub(super) const HOST_KEYS: &[(&str, Kind)] = &[
     ("slow_start_after_idle", Kind::Bool),
     ("notsent_lowat", Kind::SizeOrOff),
     ("pacing", Kind::Bool),
+    ("nic_rate", Kind::RateOrOff),
     ("probe_start", Kind::Bool),
     ("profile", Kind::Profile),
 ];

@@ -349,6 +349,11 @@ pub(super) fn parse_val(kind: Kind, v: &RawV, cat: &CcCatalog) -> Result<Val, (E
             }
             _ => wrong("a string of three sizes like \"4096 131072 6291456\""),
         },
+        Kind::RateOrOff => match v {
+            RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => Ok(Val::Bps(0)),
+            RawV::Str(_) | RawV::Int(_) | RawV::Float(_) => parse_val(Kind::Rate, v, cat),
+            _ => wrong("a rate like \"1gbit\", or \"off\""),
+        },
         Kind::SizeOrOff => {
             let n = match v {
                 RawV::Str(s) if s.trim().eq_ignore_ascii_case("off") => return Ok(Val::Bytes(0)),

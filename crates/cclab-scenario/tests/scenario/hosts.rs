@@ -158,6 +158,37 @@ fn hosts_table() {
     assert!(e.contains("expected a table"), "{e}");
 }
 
+/// `hosts.nic_rate`: off by default, a rate faster than the link, recorded and round-tripped;
+/// a rate at or below the link's is refused with what to change.
+#[test]
+fn nic_rate() {
+    let s = one(BASE);
+    assert_eq!(s.hosts.nic_rate_bps, None);
+    assert_eq!(s.resolved()["hosts.nic_rate"], json!(null));
+    let s = one(&format!("{BASE}[hosts]\nnic_rate = \"1gbit\"\n"));
+    assert_eq!(s.hosts.nic_rate_bps, Some(1e9));
+    assert_eq!(s.resolved()["hosts.nic_rate"], json!(1e9));
+    assert_eq!(one(&s.to_toml_string()), s);
+    let s = one(&format!("{BASE}[hosts]\nnic_rate = \"off\"\n"));
+    assert_eq!(s.hosts.nic_rate_bps, None);
+    let mut f = load(BASE);
+    f.apply_override("hosts.nic_rate=[off,10gbit]").unwrap();
+    let pts = f.expand().unwrap();
+    assert_eq!(pts[1].scenario.hosts.nic_rate_bps, Some(1e10));
+    for (v, want) in [
+        ("\"1kbit\"", "must be faster than link.rate"),
+        ("1000", "needs a unit"),
+        ("true", "expected"),
+    ] {
+        let e = match ScenarioFile::from_str(&format!("{BASE}[hosts]\nnic_rate = {v}\n"), "t.toml")
+        {
+            Ok(f) => f.expand().unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("hosts.nic_rate") && e.contains(want), "{v}: {e}");
+    }
+}
+
 #[test]
 fn controller_parameters() {
     let with = |extra: &str| BASE.replace("cc = \"cubic\"", &format!("cc = \"cubic\"\n{extra}"));

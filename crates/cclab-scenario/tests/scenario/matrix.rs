@@ -185,6 +185,7 @@ fn resolved_map_has_every_key() {
             "hosts.slow_start_after_idle",
             "hosts.notsent_lowat",
             "hosts.pacing",
+            "hosts.nic_rate",
             "hosts.probe_start",
             "hosts.profile",
             "flows.cc",
