@@ -29,6 +29,8 @@ pub struct DoctorReport {
     /// None = could not probe (needs root).
     pub netem: Option<bool>,
     pub fq: Option<bool>,
+    /// The tbf qdisc, which emulates the sending host's interface (`hosts.nic_rate`).
+    pub tbf: Option<bool>,
     pub veth: Option<bool>,
     pub tun: bool,
     pub iproute2: bool,
@@ -56,7 +58,12 @@ fn has_cmd(c: &str) -> bool {
 }
 
 /// Try qdiscs and veth inside a temporary namespace.
-fn probe(netem: &mut Option<bool>, fq: &mut Option<bool>, veth: &mut Option<bool>) {
+fn probe(
+    netem: &mut Option<bool>,
+    fq: &mut Option<bool>,
+    tbf: &mut Option<bool>,
+    veth: &mut Option<bool>,
+) {
     let (a, _, _) = topo::Topology::names();
     let ns = a.replace("-snd", "-doctor");
     if topo::ip(&["netns", "add", &ns]).is_err() {
@@ -70,6 +77,9 @@ fn probe(netem: &mut Option<bool>, fq: &mut Option<bool>, veth: &mut Option<bool
     };
     *netem = Some(q(&["netem", "delay", "1ms"]));
     *fq = Some(q(&["fq"]));
+    *tbf = Some(q(&[
+        "tbf", "rate", "1gbit", "burst", "70000", "limit", "16000000",
+    ]));
     *veth = Some(
         topo::ip(&[
             "-n", &ns, "link", "add", "d0", "type", "veth", "peer", "name", "d1",
@@ -85,9 +95,9 @@ pub fn doctor() -> DoctorReport {
     let cap_sys_admin = sys::has_cap(sys::CAP_SYS_ADMIN);
     let iproute2 = has_cmd("ip") && has_cmd("tc");
     let tun = Path::new("/dev/net/tun").exists();
-    let (mut netem, mut fq, mut veth) = (None, None, None);
+    let (mut netem, mut fq, mut tbf, mut veth) = (None, None, None, None);
     if (root || (cap_net_admin && cap_sys_admin)) && iproute2 {
-        probe(&mut netem, &mut fq, &mut veth);
+        probe(&mut netem, &mut fq, &mut tbf, &mut veth);
     }
     let cc_available = words("/proc/sys/net/ipv4/tcp_available_congestion_control");
     let mut features = Vec::new();
@@ -125,6 +135,15 @@ pub fn doctor() -> DoctorReport {
         available: netem == Some(true) || fq == Some(true),
         note: "not needed: the user-space element emulates the path, BBR uses the kernel's internal pacing".into(),
     });
+    features.push(Feature {
+        name: "hosts.nic_rate".into(),
+        available: lab && tbf == Some(true),
+        note: if tbf == Some(false) {
+            "needs the tbf qdisc (CONFIG_NET_SCH_TBF, `modprobe sch_tbf`)".into()
+        } else {
+            "a tbf qdisc on the sender's veth emulates the sending interface".into()
+        },
+    });
     let bpf = Path::new("/sys/kernel/btf/vmlinux").exists();
     let bpf_why = cclab_bpf::not_built()
         .map(str::to_string)
@@ -158,6 +177,7 @@ pub fn doctor() -> DoctorReport {
         cc_available,
         netem,
         fq,
+        tbf,
         veth,
         tun,
         iproute2,
@@ -191,6 +211,7 @@ impl fmt::Display for DoctorReport {
         )?;
         writeln!(f, "netem             {}", opt(self.netem))?;
         writeln!(f, "fq                {}", opt(self.fq))?;
+        writeln!(f, "tbf               {}", opt(self.tbf))?;
         writeln!(f, "veth              {}", opt(self.veth))?;
         writeln!(f, "TUN               {}", yn(self.tun))?;
         writeln!(f, "iproute2          {}", yn(self.iproute2))?;
