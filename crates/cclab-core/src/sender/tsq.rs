@@ -92,7 +92,7 @@ impl Sender {
 
     /// `tcp_small_queue_check()` for a buffer of `segs` segments, with the limit doubled
     /// for a retransmission: whether the socket must wait for a transmit completion. Sets
-    /// the wake-up at the next completion when it must.
+    /// the wake-up at the completion that brings the charge down to the limit when it must.
     pub(super) fn tsq_throttled(&mut self, now: Nanos, segs: u32, retrans: bool) -> bool {
         if self.tsq.charges.is_empty() {
             return false;
@@ -122,7 +122,13 @@ impl Sender {
             }
             return false;
         }
-        self.tsq.wake = self.tsq.charges.iter().map(|&(d, _)| d).find(|&d| d > t);
+        // The TSQ handler runs at every completion; the first that brings the charge to the
+        // limit is the one that lets the socket send.
+        let mut left = self.tsq.charged;
+        self.tsq.wake = self.tsq.charges.iter().find_map(|&(d, b)| {
+            left -= b;
+            (d > t && left <= limit).then_some(d)
+        });
         true
     }
 }
