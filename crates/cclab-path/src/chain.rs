@@ -230,6 +230,18 @@ impl<P: Packet> Chain<P> {
             .collect()
     }
 
+    /// `pkt` left element `j - 1` at `t`: into element `j`, or out of the path after the
+    /// last. (Inlined so that the last element's departures, one per packet, go to the
+    /// output without a call of the recursive [`Self::offer`].)
+    #[inline(always)]
+    fn hand_on(&mut self, j: usize, t: Nanos, pkt: P, obs: &mut Observer<'_, P>) {
+        if j == self.els.len() {
+            self.out.push_back((t, pkt));
+        } else {
+            self.offer(j, t, pkt, obs);
+        }
+    }
+
     /// `pkt` reaches element `j` at `t` (after what that element had due before `t` left).
     fn offer(&mut self, j: usize, t: Nanos, pkt: P, obs: &mut Observer<'_, P>) {
         if j == self.els.len() {
@@ -241,7 +253,7 @@ impl<P: Packet> Chain<P> {
         self.els[j].enqueue(t, pkt, &mut pass);
         self.refresh(j);
         for p in pass.drain(..) {
-            self.offer(j + 1, t, p, obs);
+            self.hand_on(j + 1, t, p, obs);
         }
         self.pool.push(pass);
     }
@@ -256,7 +268,7 @@ impl<P: Packet> Chain<P> {
             if self.is_observed(j) {
                 obs(j, &d);
             }
-            self.offer(j + 1, d.at, d.pkt, obs);
+            self.hand_on(j + 1, d.at, d.pkt, obs);
         }
     }
 }
