@@ -252,10 +252,19 @@ impl<P: Packet> Chain<P> {
         let mut pass = self.pool.pop().unwrap_or_default();
         self.els[j].enqueue(t, pkt, &mut pass);
         self.refresh(j);
-        for p in pass.drain(..) {
-            self.hand_on(j + 1, t, p, obs);
+        if !pass.is_empty() {
+            self.pass_on(j + 1, t, &mut pass, obs);
         }
         self.pool.push(pass);
+    }
+
+    /// What a pass-through element handed on at `t` enters element `j`. Out of line: most
+    /// elements hold what they take, and [`Self::offer`] stays small without this loop.
+    #[inline(never)]
+    fn pass_on(&mut self, j: usize, t: Nanos, pass: &mut Vec<P>, obs: &mut Observer<'_, P>) {
+        for p in pass.drain(..) {
+            self.hand_on(j, t, p, obs);
+        }
     }
 
     /// Everything element `j` has due by `t` moves on, in time order.
