@@ -352,8 +352,12 @@ impl Simulation {
         let end = cfg.duration_ns.unwrap_or(cfg.max_duration_ns);
         let n_slots = GLOBAL_SLOTS + PER_FLOW * flows.len() + cfg.probes.len();
         let probes: Vec<ProbeFlow> = cfg.probes.iter().cloned().map(ProbeFlow::new).collect();
-        let data = path.data_chain();
+        let mut data = path.data_chain();
         let bottleneck = data.position(BOTTLENECK).unwrap_or(0);
+        // `left_element` records only the queues' departures and the bottleneck's.
+        let mut observed = data.queue_positions();
+        observed.push(bottleneck);
+        data.observe_only(&observed);
         let mut queue_stats: Vec<Option<QueueStats>> =
             (0..data.names().len()).map(|_| None).collect();
         for j in data.queue_positions() {

@@ -49,6 +49,10 @@ impl<T> DelayLine<T> {
             _ => None,
         }
     }
+    /// The oldest item and its due time, whenever it is due.
+    pub fn pop_front(&mut self) -> Option<(Nanos, T)> {
+        self.q.pop_front()
+    }
     pub fn front(&self) -> Option<&T> {
         self.q.front().map(|(_, x)| x)
     }
@@ -140,6 +144,10 @@ impl<P> Delay<P> {
 
     /// The line whose head is due first (the lowest class on a tie), and when.
     fn first(&self) -> Option<(Nanos, usize)> {
+        // One class (most paths): its head, without the scan.
+        if let [only] = &self.lines[..] {
+            return only.next_due().map(|t| (t, 0));
+        }
         let mut best: Option<(Nanos, usize)> = None;
         for (i, l) in self.lines.iter().enumerate() {
             if let Some(t) = l.next_due() {
@@ -229,7 +237,8 @@ impl<P: Packet + Send> Element<P> for Delay<P> {
         if due > now {
             return None;
         }
-        let (at, pkt) = self.lines[i].pop_due(now)?;
+        // (`due <= now` is the head of line `i`, so the pop takes it.)
+        let (at, pkt) = self.lines[i].pop_front()?;
         self.head = self.first();
         self.forwarded += 1;
         Some(Departure {
