@@ -91,8 +91,9 @@ impl<P: Packet> Chain<P> {
     }
 
     /// Call the observer only for departures from the elements at `positions` (by default
-    /// it sees every element's; an element from position 64 on is always observed). A caller that records only some elements (the simulator:
-    /// the queues and the bottleneck) saves an indirect call per packet and element.
+    /// it sees every element's; an element from position 64 on is always observed). A
+    /// caller that records only some elements (the simulator: the queues and the
+    /// bottleneck) saves an indirect call per packet and element.
     pub fn observe_only(&mut self, positions: &[usize]) {
         self.observed = positions
             .iter()

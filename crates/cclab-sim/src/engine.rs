@@ -876,16 +876,14 @@ impl Simulation {
     fn send_burst(&mut self, burst: &mut Vec<DataPkt>) {
         let now = self.now;
         if let (Some(nic), Some(first)) = (self.nic.as_mut(), burst.first()) {
-            // The burst is one buffer to the interface; TCP small queues count it until
-            // the interface has sent it.
+            // The burst (a flow's: probes go through `send_probe`) is one buffer to the
+            // interface; TCP small queues count it until the interface has sent it.
             let ip: u64 = burst.iter().map(|p| p.wire_len() as u64).sum();
             let done = nic.transmit(now, burst.len() as u64, ip);
-            if !first.is_probe() {
-                let payload: u64 = burst.iter().map(|p| p.seg.len as u64).sum();
-                self.flows[first.flow as usize]
-                    .sender
-                    .on_tx_handed(payload, done);
-            }
+            let payload: u64 = burst.iter().map(|p| p.seg.len as u64).sum();
+            self.flows[first.flow as usize]
+                .sender
+                .on_tx_handed(payload, done);
         }
         if let (Some(t), Some(first)) = (self.trace.as_mut(), burst.first()) {
             let bytes: u64 = burst.iter().map(|p| p.seg.len as u64).sum();

@@ -13,7 +13,7 @@ use crate::{Nanos, NS_PER_SEC};
 /// bursts grow by 64 KB >> k.
 const TSO_RTT_LOG: u32 = 9;
 /// `sk_pacing_shift` default: a TSO burst is about 1/1024 s of data at the pacing rate.
-const PACING_SHIFT: u32 = 10;
+pub(super) const PACING_SHIFT: u32 = 10;
 /// TSO deferral's limits (`tcp_tso_should_defer()`): the last transmission must be this
 /// recent, and the next ACK due within min(srtt/2, this).
 pub(super) const TSO_DEFER_NS: Nanos = 1_000_000;

@@ -19,14 +19,13 @@
 
 use std::collections::VecDeque;
 
+use super::output::PACING_SHIFT;
 use super::Sender;
 use crate::host;
 use crate::Nanos;
 
 /// `sysctl_tcp_limit_output_bytes`: 4 MiB by default (Linux 6.18, `tcp_sk_init()`).
 const TCP_LIMIT_OUTPUT_BYTES: u64 = 4 << 20;
-/// `sk_pacing_shift` default: the limit's rate term is about 1 ms at the pacing rate.
-const PACING_SHIFT: u32 = 10;
 /// How fast a writer's pieces go, bit/s: each piece is the application's data copied into
 /// the tail buffer and pushed down the stack, which takes time the interface spends sending
 /// the pieces before. On the kernel lab's host TSQ stopped the pieces of a long write with
@@ -41,8 +40,8 @@ pub(super) struct Tsq {
     charges: VecDeque<(Nanos, u64)>,
     /// Sum of the true sizes in `charges` (`sk_wmem_alloc`, less its base of 1).
     charged: u64,
-    /// Throttled: the next completion, when the TSQ handler lets the socket try again
-    /// (cleared by every transmission attempt, set again if it is refused).
+    /// Throttled: the completion after which the TSQ handler can send again (cleared by
+    /// every transmission attempt, set again if it is refused).
     pub(super) wake: Option<Nanos>,
     /// The writer's pieces of the write at `write_at` so far have taken `write_ns`: the
     /// next one is checked that much later (the engine takes a whole write in one instant).
@@ -74,20 +73,19 @@ impl Tsq {
     }
 }
 
+/// A buffer's true size (`skb->truesize`): its payload and its head.
+fn truesize(payload: u64) -> u64 {
+    payload + host::SKB_OVERHEAD
+}
+
 impl Sender {
     /// The engine handed this sender's last burst (`bytes` of payload) to the host's
     /// interface, which will have sent it at `done`: it stays charged to the socket until
     /// then.
     pub fn on_tx_handed(&mut self, bytes: u64, done: Nanos) {
-        let truesize = bytes + host::SKB_OVERHEAD;
+        let truesize = truesize(bytes);
         self.tsq.charges.push_back((done, truesize));
         self.tsq.charged += truesize;
-    }
-
-    /// Bytes handed to the interface and not yet sent by it at `now` (`sk_wmem_alloc`).
-    pub fn tx_charged(&mut self, now: Nanos) -> u64 {
-        self.tsq.complete(now);
-        self.tsq.charged
     }
 
     /// `tcp_small_queue_check()` for a buffer of `segs` segments, with the limit doubled
@@ -111,7 +109,7 @@ impl Sender {
         } else {
             now
         };
-        let truesize = bytes + host::SKB_OVERHEAD;
+        let truesize = truesize(bytes);
         let rate_term = self.tp.pacing_rate >> PACING_SHIFT;
         let limit = (2 * truesize).max(rate_term).min(TCP_LIMIT_OUTPUT_BYTES) << retrans as u32;
         // `tcp_rtx_queue_empty_or_single_skb()`: with at most one buffer unacknowledged

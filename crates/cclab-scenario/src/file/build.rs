@@ -250,20 +250,18 @@ impl ScenarioFile {
                 e,
             ));
         }
-        if let Some(r) = hosts.nic_rate_bps {
-            if r <= link.path.rate_bps {
-                return Err(ctx.err(
-                    ErrorKind::Inconsistent,
-                    &self.section_loc(sh),
-                    Some("hosts.nic_rate".into()),
-                    None,
-                    format!(
-                        "the sending interface ({}) must be faster than link.rate ({}): cclab models the sending interface's transmit completions, not the interface as the bottleneck (raise nic_rate, or make the link the slower one)",
-                        crate::units::fmt_rate(r as u64),
-                        crate::units::fmt_rate(link.path.rate_bps as u64)
-                    ),
-                ));
-            }
+        if let Some(r) = hosts.nic_rate_bps.filter(|&r| r <= link.path.rate_bps) {
+            return Err(ctx.err(
+                ErrorKind::Inconsistent,
+                &self.section_loc(sh),
+                Some("hosts.nic_rate".into()),
+                None,
+                format!(
+                    "the sending interface ({}) must be faster than link.rate ({}): cclab models the sending interface's transmit completions, not the interface as the bottleneck (raise nic_rate, or make the link the slower one)",
+                    units::fmt_rate(r as u64),
+                    units::fmt_rate(link.path.rate_bps as u64)
+                ),
+            ));
         }
         let (loss, loss_burst) = (link.path.loss, link.path.loss_burst);
         if loss_burst > 1.0 && cclab_path::gilbert_to_bad(loss, loss_burst) > 1.0 {
